@@ -1,0 +1,5 @@
+build/obj/args.o: src/args.c include/args.h include/error.h \
+ include/strv.h
+include/args.h:
+include/error.h:
+include/strv.h:

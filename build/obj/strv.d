@@ -1,0 +1,3 @@
+build/obj/strv.o: src/strv.c include/strv.h include/error.h
+include/strv.h:
+include/error.h:

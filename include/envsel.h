@@ -1,0 +1,23 @@
+/* envsel: which of the caller's environment variables each run carries into
+ * the box. Only names are chosen: podman takes the values from its own
+ * environment (`--env NAME`), so no value ever appears on a command line. */
+#ifndef GEMINI_BOX_ENVSEL_H
+#define GEMINI_BOX_ENVSEL_H
+
+#include <stdbool.h>
+
+#include "strv.h"
+
+/* Whether a variable of this name is forwarded: the terminal's (TERM,
+ * COLORTERM, LANG, LC_*, TERM_PROGRAM), the IDE companion's (GEMINI_CLI_IDE_*),
+ * GEMINI_SANDBOX, and gemini's auth and model variables. */
+bool env_name_forwarded(const char *name);
+
+/* Appends to names, sorted and without duplicates, the name of every variable
+ * in envp ("NAME=value" entries, NULL-terminated) that is forwarded. */
+void env_forward_names(char *const *envp, struct strv *names);
+
+/* Whether the value of NAME in envp is exactly "true" (for CI=true). */
+bool env_is_true(char *const *envp, const char *name);
+
+#endif

@@ -1,0 +1,34 @@
+/* error: exit statuses and errors as values.
+ *
+ * Functions that can fail take a `struct gb_error *` and return -1 after
+ * filling it; only main prints it, once, as "gemini-box: MESSAGE". */
+#ifndef GEMINI_BOX_ERROR_H
+#define GEMINI_BOX_ERROR_H
+
+/* gemini-box's own exit statuses (documented in gemini-box.1). Any other
+ * status is gemini's own, or podman exec's 125-127, passed through. */
+enum box_exit {
+	EXIT_BOX_OK = 0,
+	EXIT_BOX_USAGE = 64,    /* bad gemini-box option */
+	EXIT_BOX_NODIR = 66,    /* box directory missing or unreadable */
+	EXIT_BOX_NOPODMAN = 69, /* podman not found */
+	EXIT_BOX_INTERNAL = 70, /* out of memory, fork failed, ... */
+	EXIT_BOX_PODMAN = 71,   /* a podman step before the final exec failed */
+	EXIT_BOX_IMAGE = 72,    /* image absent and pulling it failed */
+};
+
+struct gb_error {
+	int status; /* an enum box_exit value; 0 while no error is set */
+	char *msg;  /* heap-allocated, without the "gemini-box: " prefix */
+};
+
+#define GB_ERROR_INIT { 0, NULL }
+
+/* Sets (or replaces) the error and returns -1, so callers can `return gb_fail(...)`. */
+int gb_fail(struct gb_error *err, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void gb_error_clear(struct gb_error *err);
+/* Prints "gemini-box: MESSAGE" on stderr. */
+void gb_error_print(const struct gb_error *err);
+
+#endif

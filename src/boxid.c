@@ -1,0 +1,107 @@
+#include "boxid.h"
+
+#include <openssl/evp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "strv.h"
+
+static bool has_git_entry(const char *dir)
+{
+	struct stat st;
+	char *p = xasprintf("%s/.git", strcmp(dir, "/") == 0 ? "" : dir);
+	/* A file counts too: worktrees and submodules have a .git file. */
+	bool found = lstat(p, &st) == 0;
+	free(p);
+	return found;
+}
+
+char *box_dir_find(const char *cwd, const char *home)
+{
+	char *dir = xstrdup(cwd);
+	for (;;) {
+		if (has_git_entry(dir)) {
+			/* A dotfiles repository at home or a repository at / would put
+			 * every project into one box with everything mounted. */
+			bool too_wide = strcmp(dir, "/") == 0 || (home && strcmp(dir, home) == 0);
+			if (too_wide)
+				break;
+			return dir;
+		}
+		char *slash = strrchr(dir, '/');
+		if (!slash || strcmp(dir, "/") == 0)
+			break;
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	free(dir);
+	return xstrdup(cwd);
+}
+
+static bool slug_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == '-';
+}
+
+static void trim_slug_end(char *out, size_t *n)
+{
+	while (*n > 0 && (out[*n - 1] == '-' || out[*n - 1] == '.'))
+		(*n)--;
+	out[*n] = '\0';
+}
+
+void box_slug(const char *dir, char *out, size_t max)
+{
+	const char *base = strrchr(dir, '/');
+	base = base ? base + 1 : dir;
+	size_t n = 0;
+	bool pending_dash = false;
+	for (const unsigned char *c = (const unsigned char *)base; *c && n < max; c++) {
+		if (!slug_char(*c)) {
+			pending_dash = n > 0;
+			continue;
+		}
+		if (n == 0 && (*c == '-' || *c == '.'))
+			continue;
+		if (pending_dash) {
+			out[n++] = '-';
+			pending_dash = false;
+			if (n == max)
+				break;
+		}
+		out[n++] = (char)*c;
+	}
+	trim_slug_end(out, &n);
+}
+
+int box_name(const char *dir, char out[BOX_NAME_SIZE], struct gb_error *err)
+{
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	unsigned int digest_len = 0;
+	if (!EVP_Digest(dir, strlen(dir), digest, &digest_len, EVP_sha256(), NULL) ||
+	    digest_len * 2 < BOX_HASH_HEX)
+		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot compute SHA-256 with libcrypto");
+
+	char hex[BOX_HASH_HEX + 1];
+	for (size_t i = 0; i < BOX_HASH_HEX / 2; i++)
+		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+
+	char slug[BOX_SLUG_MAX + 1];
+	box_slug(dir, slug, BOX_SLUG_MAX);
+	snprintf(out, BOX_NAME_SIZE, "%s%s%s%s", BOX_NAME_PREFIX, slug, *slug ? "-" : "", hex);
+	return 0;
+}
+
+int path_is_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}

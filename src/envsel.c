@@ -1,0 +1,84 @@
+#include "envsel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const exact_names[] = {
+	"TERM", "COLORTERM", "LANG", "TERM_PROGRAM", "GEMINI_SANDBOX",
+	/* auth and model */
+	"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA",
+	"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GEMINI_BASE_URL",
+	"GOOGLE_VERTEX_BASE_URL", "GEMINI_MODEL", "GEMINI_CLI_TRUST_WORKSPACE",
+};
+
+static const char *const prefixes[] = { "LC_", "GEMINI_CLI_IDE_" };
+
+/* A portable variable name; anything else could not be passed as --env NAME. */
+static bool valid_name(const char *s)
+{
+	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+bool env_name_forwarded(const char *name)
+{
+	if (!valid_name(name))
+		return false;
+	for (size_t i = 0; i < sizeof(exact_names) / sizeof(*exact_names); i++)
+		if (strcmp(name, exact_names[i]) == 0)
+			return true;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++) {
+		size_t n = strlen(prefixes[i]);
+		if (strncmp(name, prefixes[i], n) == 0 && name[n] != '\0')
+			return true;
+	}
+	return false;
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void env_forward_names(char *const *envp, struct strv *names)
+{
+	size_t first = names->n;
+	for (char *const *e = envp; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq)
+			continue;
+		char *name = xmalloc((size_t)(eq - *e) + 1);
+		memcpy(name, *e, (size_t)(eq - *e));
+		name[eq - *e] = '\0';
+		if (env_name_forwarded(name))
+			strv_push(names, name);
+		free(name);
+	}
+	if (names->n == first)
+		return;
+	qsort(names->v + first, names->n - first, sizeof(char *), compare_strings);
+	/* environ may hold a name twice; podman needs it once. */
+	size_t out = first + 1;
+	for (size_t i = first + 1; i < names->n; i++) {
+		if (strcmp(names->v[i], names->v[out - 1]) == 0)
+			free(names->v[i]);
+		else
+			names->v[out++] = names->v[i];
+	}
+	names->n = out;
+	names->v[out] = NULL;
+}
+
+bool env_is_true(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+	for (char *const *e = envp; e && *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return strcmp(*e + n + 1, "true") == 0;
+	return false;
+}

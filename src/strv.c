@@ -1,0 +1,95 @@
+#define _GNU_SOURCE
+#include "strv.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+static void die_oom(void)
+{
+	/* Nothing can be reported more usefully than this, and nothing is half-done. */
+	fputs("gemini-box: out of memory\n", stderr);
+	exit(EXIT_BOX_INTERNAL);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		die_oom();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die_oom();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		die_oom();
+	return p;
+}
+
+static char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+	if (vasprintf(&s, fmt, ap) < 0)
+		die_oom();
+	return s;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = xvasprintf(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+static void strv_take(struct strv *sv, char *s)
+{
+	if (sv->n + 2 > sv->cap) {
+		sv->cap = sv->cap ? sv->cap * 2 : 16;
+		sv->v = xrealloc(sv->v, sv->cap * sizeof(*sv->v));
+	}
+	sv->v[sv->n++] = s;
+	sv->v[sv->n] = NULL;
+}
+
+void strv_push(struct strv *sv, const char *s)
+{
+	strv_take(sv, xstrdup(s));
+}
+
+void strv_pushf(struct strv *sv, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	strv_take(sv, xvasprintf(fmt, ap));
+	va_end(ap);
+}
+
+void strv_pushv(struct strv *sv, char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		strv_push(sv, v[i]);
+}
+
+void strv_clear(struct strv *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = sv->cap = 0;
+}
