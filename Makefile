@@ -35,11 +35,11 @@ $(BUILD)/obj/%.o: src/%.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/gemini-box: $(BUILD)/obj/main.o $(LIB_OBJS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(DEPS_LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(DEPS_LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(DEPS_LIBS) -lcmocka
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(DEPS_LIBS) -lcmocka
 
 # Installs (as root) or names (otherwise) the Debian packages the tests need.
 deps:

@@ -1,7 +1,10 @@
 #include "args.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "quote.h"
 
 enum opt_arg { OPT_FLAG, OPT_VALUE, OPT_OPTIONAL_VALUE };
 enum opt_effect { EFFECT_NONE, EFFECT_HEADLESS, EFFECT_PROMPT_INTERACTIVE };
@@ -239,10 +242,16 @@ static int parse_box_word(int argc, char *const argv[], int *i, struct box_optio
 		}
 		return 0;
 	}
-	return gb_fail(err, EXIT_BOX_USAGE,
-		       "unknown option %.*s; gemini-box's options are listed by gemini-box --box-help, "
-		       "and a word after -- goes to gemini",
-		       (int)(len > 200 ? 200 : len), w);
+	char *name = xstrdup(w);
+	name[len > 200 ? 200 : len] = '\0';
+	char *quoted = shell_quote(name);
+	gb_fail(err, EXIT_BOX_USAGE,
+		"unknown option %s; gemini-box's options are listed by gemini-box --box-help, "
+		"and a word after -- goes to gemini",
+		quoted);
+	free(quoted);
+	free(name);
+	return -1;
 }
 
 int box_options_parse(int argc, char *const argv[], struct box_options *o, struct gb_error *err)

@@ -1,0 +1,272 @@
+/* Unit tests: the podman commands of each box state, without podman. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "boxid.h"
+#include "plan.h"
+
+static char *env_names[] = { "GEMINI_API_KEY", "GEMINI_CLI_IDE_SERVER_PORT", "TERM", NULL };
+static char *gemini_args[] = { "-p", "hello world", "--", "", NULL };
+
+static struct box_spec spec(void)
+{
+	struct box_spec s = {
+		.podman = "/usr/bin/podman",
+		.name = "gemini-box-proj-0123456789ab",
+		.dir = "/home/u/proj",
+		.workdir = "/home/u/proj/sub",
+		.image = "localhost/img:1",
+		.version = "9.9.9",
+		.gemini_home = "/home/u/.gemini",
+		.box_home = "/home/node",
+		.box_user = "1000:1000",
+		.rootless = true,
+		.tty = false,
+		.env_names = env_names,
+		.n_env = 3,
+		.gemini_args = gemini_args,
+		.n_args = 4,
+	};
+	return s;
+}
+
+static ssize_t index_of(const struct strv *a, const char *word)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], word) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+static void assert_has(const struct strv *a, const char *word)
+{
+	if (index_of(a, word) < 0)
+		fail_msg("argv lacks %s", word);
+}
+
+/* Decodes one record the way Go's encoding/csv (podman's --mount parser) does. */
+static struct strv csv_record(const char *s)
+{
+	struct strv fields = STRV_INIT;
+	char *buf = xmalloc(strlen(s) + 1);
+	while (true) {
+		size_t n = 0;
+		if (*s == '"') {
+			s++;
+			while (*s) {
+				if (*s == '"' && s[1] == '"') {
+					buf[n++] = '"';
+					s += 2;
+				} else if (*s == '"') {
+					s++;
+					break;
+				} else {
+					buf[n++] = *s++;
+				}
+			}
+		} else {
+			while (*s && *s != ',')
+				buf[n++] = *s++;
+		}
+		buf[n] = '\0';
+		strv_push(&fields, buf);
+		if (*s != ',')
+			break;
+		s++;
+	}
+	free(buf);
+	return fields;
+}
+
+static void test_mount_arg_roundtrip(void **state)
+{
+	(void)state;
+	const char *paths[] = { "/plain", "/a,b", "/a:b", "/a\"b\"", "/a'b", "/new\nline",
+				"/caf\xc3\xa9", "/ lead", "/x,readonly=false", "/\"," };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(*paths); i++) {
+		char *arg = bind_mount_arg(paths[i], "/dst,x", i % 2 == 0);
+		struct strv f = csv_record(arg);
+		assert_int_equal(f.n, i % 2 == 0 ? 4 : 3);
+		assert_string_equal(f.v[0], "type=bind");
+		char *want_src = xasprintf("source=%s", paths[i]);
+		assert_string_equal(f.v[1], want_src);
+		assert_string_equal(f.v[2], "destination=/dst,x");
+		if (i % 2 == 0)
+			assert_string_equal(f.v[3], "readonly=true");
+		free(want_src);
+		strv_clear(&f);
+		free(arg);
+	}
+}
+
+static void test_create_argv(void **state)
+{
+	(void)state;
+	struct box_spec s = spec();
+	struct strv a = STRV_INIT;
+	podman_create_argv(&s, &a);
+	assert_string_equal(a.v[0], "/usr/bin/podman");
+	assert_string_equal(a.v[1], "create");
+	assert_has(&a, "--name=gemini-box-proj-0123456789ab");
+	assert_has(&a, "--label=" BOX_LABEL_DIR "=/home/u/proj");
+	assert_has(&a, "--label=" BOX_LABEL_VERSION "=9.9.9");
+	assert_has(&a, "--label=" BOX_LABEL_IMAGE "=localhost/img:1");
+	assert_has(&a, "--userns=keep-id:uid=1000,gid=1000");
+	assert_has(&a, "--user=1000:1000");
+	assert_has(&a, "--init");
+	/* The main process is never gemini (the image's ENTRYPOINT). */
+	assert_has(&a, "--entrypoint=sleep");
+	assert_string_equal(a.v[a.n - 1], "infinity");
+	assert_string_equal(a.v[a.n - 2], "localhost/img:1");
+	assert_has(&a, "type=bind,\"source=/home/u/proj\",\"destination=/home/u/proj\"");
+	assert_has(&a, "type=bind,\"source=/home/u/.gemini\",\"destination=/home/node/.gemini\"");
+	/* Nothing of the run is frozen into the box. */
+	for (size_t i = 0; i < a.n; i++) {
+		assert_null(strstr(a.v[i], "--env"));
+		assert_null(strstr(a.v[i], "hello"));
+		assert_null(strstr(a.v[i], "GEMINI_API_KEY"));
+	}
+	strv_clear(&a);
+}
+
+static void test_create_argv_as_root(void **state)
+{
+	(void)state;
+	struct box_spec s = spec();
+	s.rootless = false;
+	struct strv a = STRV_INIT;
+	podman_create_argv(&s, &a);
+	for (size_t i = 0; i < a.n; i++) {
+		assert_null(strstr(a.v[i], "--userns"));
+		assert_null(strstr(a.v[i], "--user="));
+	}
+	strv_clear(&a);
+}
+
+static void test_create_argv_other_user(void **state)
+{
+	(void)state;
+	struct box_spec s = spec();
+	s.box_user = "501:20";
+	struct strv a = STRV_INIT;
+	podman_create_argv(&s, &a);
+	assert_has(&a, "--userns=keep-id:uid=501,gid=20");
+	assert_has(&a, "--user=501:20");
+	strv_clear(&a);
+}
+
+static void test_exec_argv(void **state)
+{
+	(void)state;
+	struct box_spec s = spec();
+	struct strv a = STRV_INIT;
+	podman_exec_argv(&s, &a);
+	const char *want[] = {
+		"/usr/bin/podman", "exec", "-i", "--detach-keys=", "--workdir=/home/u/proj/sub",
+		"--env=SANDBOX=gemini-box-proj-0123456789ab", "--env=GEMINI_API_KEY",
+		"--env=GEMINI_CLI_IDE_SERVER_PORT", "--env=TERM", "gemini-box-proj-0123456789ab",
+		"gemini", "-p", "hello world", "--", "",
+	};
+	assert_int_equal(a.n, sizeof(want) / sizeof(*want));
+	for (size_t i = 0; i < a.n; i++)
+		assert_string_equal(a.v[i], want[i]);
+	assert_null(a.v[a.n]);
+	strv_clear(&a);
+
+	s.tty = true;
+	podman_exec_argv(&s, &a);
+	assert_string_equal(a.v[2], "-i");
+	assert_string_equal(a.v[3], "-t");
+	assert_int_equal(index_of(&a, "-t"), 3);
+	strv_clear(&a);
+}
+
+static void test_exec_argv_hostile_args_stay_words(void **state)
+{
+	(void)state;
+	char *args[] = { "$(id)", "a;b", "--box-help", "-t", "x\ny", NULL };
+	struct box_spec s = spec();
+	s.gemini_args = args;
+	s.n_args = 5;
+	s.n_env = 0;
+	struct strv a = STRV_INIT;
+	podman_exec_argv(&s, &a);
+	ssize_t g = index_of(&a, "gemini");
+	assert_true(g > 0);
+	assert_int_equal(a.n, (size_t)g + 1 + 5);
+	for (size_t i = 0; i < 5; i++)
+		assert_string_equal(a.v[(size_t)g + 1 + i], args[i]);
+	strv_clear(&a);
+}
+
+static void expect_kinds(enum box_state st, bool image, const enum step_kind *kinds, size_t n)
+{
+	struct box_spec s = spec();
+	struct plan p;
+	plan_build(&s, st, image, &p);
+	assert_int_equal(p.n, n);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(p.steps[i].kind, kinds[i]);
+	plan_clear(&p);
+}
+
+static void test_plan_per_state(void **state)
+{
+	(void)state;
+	const enum step_kind absent_no_image[] = { STEP_PULL, STEP_CREATE, STEP_START, STEP_EXEC };
+	const enum step_kind absent[] = { STEP_CREATE, STEP_START, STEP_EXEC };
+	const enum step_kind stopped[] = { STEP_START, STEP_EXEC };
+	const enum step_kind paused[] = { STEP_UNPAUSE, STEP_EXEC };
+	const enum step_kind running[] = { STEP_EXEC };
+	expect_kinds(BOX_ABSENT, false, absent_no_image, 4);
+	expect_kinds(BOX_ABSENT, true, absent, 3);
+	expect_kinds(BOX_STOPPED, true, stopped, 2);
+	expect_kinds(BOX_STOPPED, false, stopped, 2);
+	expect_kinds(BOX_PAUSED, true, paused, 2);
+	expect_kinds(BOX_RUNNING, true, running, 1);
+}
+
+static void test_plan_print(void **state)
+{
+	(void)state;
+	struct box_spec s = spec();
+	struct plan p;
+	plan_build(&s, BOX_STOPPED, true, &p);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	plan_print(&p, f);
+	fclose(f);
+	assert_string_equal(text,
+			    "/usr/bin/podman start gemini-box-proj-0123456789ab\n"
+			    "/usr/bin/podman exec -i --detach-keys= --workdir=/home/u/proj/sub "
+			    "--env=SANDBOX=gemini-box-proj-0123456789ab --env=GEMINI_API_KEY "
+			    "--env=GEMINI_CLI_IDE_SERVER_PORT --env=TERM gemini-box-proj-0123456789ab "
+			    "gemini -p 'hello world' -- ''\n");
+	free(text);
+	plan_clear(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mount_arg_roundtrip),
+		cmocka_unit_test(test_create_argv),
+		cmocka_unit_test(test_create_argv_as_root),
+		cmocka_unit_test(test_create_argv_other_user),
+		cmocka_unit_test(test_exec_argv),
+		cmocka_unit_test(test_exec_argv_hostile_args_stay_words),
+		cmocka_unit_test(test_plan_per_state),
+		cmocka_unit_test(test_plan_print),
+	};
+	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+}
