@@ -13,8 +13,8 @@ struct box_options {
 	bool help;
 	bool version;
 	bool dry_run;
-	const char *dir;   /* --box-dir, or NULL; points into argv */
-	const char *image; /* --box-image, or NULL; points into argv */
+	const char *dir;         /* --box-dir, or NULL; points into argv */
+	const char *image;       /* --box-image, or NULL; points into argv */
 	struct strv gemini_args; /* everything else, unchanged and in order */
 };
 

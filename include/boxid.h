@@ -7,13 +7,15 @@
 #include "error.h"
 
 /* Labels every box carries; boxes are found by these, never by name pattern. */
-#define BOX_LABEL_DIR "gemini-box.dir"
+#define BOX_LABEL_DIR     "gemini-box.dir"
 #define BOX_LABEL_VERSION "gemini-box.version"
-#define BOX_LABEL_IMAGE "gemini-box.image"
+#define BOX_LABEL_IMAGE   "gemini-box.image"
 
 #define BOX_NAME_PREFIX "gemini-box-"
-#define BOX_NAME_MAX 63     /* podman accepts more; DNS-label length keeps names usable as hostnames */
-#define BOX_HASH_HEX 12     /* 48 bits of SHA-256: a collision needs ~16 million projects */
+/* podman accepts longer names; a DNS label's length keeps them usable as hostnames. */
+#define BOX_NAME_MAX 63
+/* 48 bits of SHA-256: a collision needs some 16 million projects. */
+#define BOX_HASH_HEX  12
 #define BOX_NAME_SIZE (BOX_NAME_MAX + 1)
 /* prefix + slug + '-' + hash fits in BOX_NAME_MAX. */
 #define BOX_SLUG_MAX (BOX_NAME_MAX - (sizeof(BOX_NAME_PREFIX) - 1) - 1 - BOX_HASH_HEX)

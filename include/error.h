@@ -22,11 +22,14 @@ struct gb_error {
 	char *msg;  /* heap-allocated, without the "gemini-box: " prefix */
 };
 
-#define GB_ERROR_INIT { 0, NULL }
+#define GB_ERROR_INIT                                                                              \
+	{                                                                                          \
+		0, NULL                                                                            \
+	}
 
 /* Sets (or replaces) the error and returns -1, so callers can `return gb_fail(...)`. */
 int gb_fail(struct gb_error *err, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 void gb_error_clear(struct gb_error *err);
 /* Prints "gemini-box: MESSAGE" on stderr. */
 void gb_error_print(const struct gb_error *err);

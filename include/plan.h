@@ -17,10 +17,10 @@ enum box_state {
 
 /* Everything a box and a run into it are made of. Pointers are borrowed. */
 struct box_spec {
-	const char *podman;      /* podman executable */
-	const char *name;        /* box name */
-	const char *dir;         /* canonical box directory, mounted at the same path */
-	const char *workdir;     /* where gemini runs, inside dir */
+	const char *podman;  /* podman executable */
+	const char *name;    /* box name */
+	const char *dir;     /* canonical box directory, mounted at the same path */
+	const char *workdir; /* where gemini runs, inside dir */
 	const char *image;
 	const char *version;     /* gemini-box's, recorded in a label */
 	const char *gemini_home; /* host ~/.gemini (canonical), mounted at box_home/.gemini */
@@ -28,7 +28,7 @@ struct box_spec {
 	const char *box_user;    /* the image user as uid:gid, 1000:1000 */
 	bool rootless;           /* keep-id only works rootless */
 	bool tty;
-	char *const *env_names;  /* forwarded by name only */
+	char *const *env_names; /* forwarded by name only */
 	size_t n_env;
 	char *const *gemini_args;
 	size_t n_args;
@@ -50,7 +50,7 @@ struct plan {
 };
 
 void plan_build(const struct box_spec *spec, enum box_state state, bool image_present,
-		struct plan *plan);
+                struct plan *plan);
 void plan_clear(struct plan *plan);
 /* Writes each step as one shell-quoted line. */
 void plan_print(const struct plan *plan, FILE *out);

@@ -18,11 +18,14 @@ struct run_result {
  * caller's stdout. stderr is captured when capture_stderr, else shown. Fails
  * only when the process cannot be run at all. */
 int run_command(char *const argv[], bool capture_stderr, struct run_result *r,
-		struct gb_error *err);
+                struct gb_error *err);
 void run_result_clear(struct run_result *r);
 
-/* The last non-empty line of podman's stderr, without podman's "Error: "
- * prefix, for one-line messages. Returns a pointer into a malloc'd copy. */
+#define PODMAN_MESSAGE_MAX 400
+
+/* podman's "Error: " line from its stderr (else the last non-empty line),
+ * without the prefix and cut to PODMAN_MESSAGE_MAX bytes, for one-line
+ * messages. Returns a malloc'd string. */
 char *podman_message(const char *stderr_text);
 
 /* Finds an executable: name itself if it holds a '/', else along path.

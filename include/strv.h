@@ -10,7 +10,10 @@ struct strv {
 	size_t cap;
 };
 
-#define STRV_INIT { NULL, 0, 0 }
+#define STRV_INIT                                                                                  \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 /* Appends a copy of s. Out of memory is fatal (exit 70), as in every helper here. */
 void strv_push(struct strv *sv, const char *s);

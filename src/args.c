@@ -107,7 +107,7 @@ static bool takes_next(const struct gemini_opt *o, const char *next)
 /* Reads one option word. Reports the options it names (through `seen`, which
  * may be NULL) and returns how many following words it consumes. */
 static size_t read_option(const char *w, const char *next,
-			  void (*seen)(const struct gemini_opt *, void *), void *ctx)
+                          void (*seen)(const struct gemini_opt *, void *), void *ctx)
 {
 	if (w[1] == '-') {
 		const char *name = w + 2;
@@ -198,10 +198,8 @@ static const struct {
 	enum box_opt id;
 	bool has_value;
 } box_opts[] = {
-	{ "--box-help", BOX_HELP, false },
-	{ "--box-version", BOX_VERSION, false },
-	{ "--box-dry-run", BOX_DRY_RUN, false },
-	{ "--box-dir", BOX_DIR, true },
+	{ "--box-help", BOX_HELP, false },       { "--box-version", BOX_VERSION, false },
+	{ "--box-dry-run", BOX_DRY_RUN, false }, { "--box-dir", BOX_DIR, true },
 	{ "--box-image", BOX_IMAGE, true },
 };
 
@@ -211,7 +209,7 @@ static bool is_box_word(const char *w)
 }
 
 static int parse_box_word(int argc, char *const argv[], int *i, struct box_options *o,
-			  struct gb_error *err)
+                          struct gb_error *err)
 {
 	const char *w = argv[*i];
 	const char *eq = strchr(w, '=');
@@ -227,11 +225,13 @@ static int parse_box_word(int argc, char *const argv[], int *i, struct box_optio
 			else if (*i + 1 < argc)
 				value = argv[++*i];
 			if (!value || !*value)
-				return gb_fail(err, EXIT_BOX_USAGE, "%s needs a value; see gemini-box --box-help",
-					       box_opts[k].name);
+				return gb_fail(err, EXIT_BOX_USAGE,
+				               "%s needs a value; see gemini-box --box-help",
+				               box_opts[k].name);
 		} else if (eq) {
-			return gb_fail(err, EXIT_BOX_USAGE, "%s takes no value; see gemini-box --box-help",
-				       box_opts[k].name);
+			return gb_fail(err, EXIT_BOX_USAGE,
+			               "%s takes no value; see gemini-box --box-help",
+			               box_opts[k].name);
 		}
 		switch (box_opts[k].id) {
 		case BOX_HELP: o->help = true; break;
@@ -246,9 +246,9 @@ static int parse_box_word(int argc, char *const argv[], int *i, struct box_optio
 	name[len > 200 ? 200 : len] = '\0';
 	char *quoted = shell_quote(name);
 	gb_fail(err, EXIT_BOX_USAGE,
-		"unknown option %s; gemini-box's options are listed by gemini-box --box-help, "
-		"and a word after -- goes to gemini",
-		quoted);
+	        "unknown option %s; gemini-box's options are listed by gemini-box --box-help, "
+	        "and a word after -- goes to gemini",
+	        quoted);
 	free(quoted);
 	free(name);
 	return -1;

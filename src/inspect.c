@@ -32,8 +32,8 @@ int inspect_parse(const char *json, struct box_info *info, struct gb_error *err)
 	if (!cJSON_IsArray(root)) {
 		cJSON_Delete(root);
 		return gb_fail(err, EXIT_BOX_PODMAN,
-			       "podman container inspect printed no JSON array; is podman working? "
-			       "try podman info");
+		               "podman container inspect printed no JSON array; is podman working? "
+		               "try podman info");
 	}
 	const cJSON *box = cJSON_GetArrayItem(root, 0);
 	if (!box) {
@@ -47,7 +47,8 @@ int inspect_parse(const char *json, struct box_info *info, struct gb_error *err)
 		cJSON_Delete(root);
 		box_info_clear(info);
 		return gb_fail(err, EXIT_BOX_PODMAN,
-			       "podman container inspect gave no Id or State.Status; is this podman too old?");
+		               "podman container inspect gave no Id or State.Status; is this "
+		               "podman too old?");
 	}
 	info->state = box_state_of_status(info->status);
 	const cJSON *config = cJSON_GetObjectItemCaseSensitive(box, "Config");

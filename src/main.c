@@ -26,29 +26,29 @@
 #endif
 
 #define DEFAULT_IMAGE "us-docker.pkg.dev/gemini-code-dev/gemini-cli/sandbox:0.35.2"
-#define BOX_HOME "/home/node"
-#define BOX_USER "1000:1000"
+#define BOX_HOME      "/home/node"
+#define BOX_USER      "1000:1000"
 /* Runs racing to create one box: each lost race costs one more inspect. */
 #define CREATE_ATTEMPTS 3
 
 extern char **environ;
 
 static const char usage_text[] =
-	"usage: gemini-box [--box-OPTION...] [--] [GEMINI-ARGUMENT...]\n"
-	"\n"
-	"Runs gemini in this project's persistent rootless podman box, creating or\n"
-	"starting the box when needed. Every argument that is not a --box- option is\n"
-	"passed to gemini unchanged; the first -- ends gemini-box's options.\n"
-	"\n"
-	"  --box-dir DIR      use DIR's box (default: top of the git work tree, else .)\n"
-	"  --box-image IMAGE  image for a new box (default: $GEMINI_IMAGE, else\n"
-	"                     " DEFAULT_IMAGE ")\n"
-	"  --box-dry-run      print the podman commands a run would make; run none\n"
-	"  --box-help         print this help\n"
-	"  --box-version      print gemini-box's version\n"
-	"\n"
-	"Environment: GEMINI_IMAGE, GEMINI_BOX_PODMAN; see gemini-box(1) for the\n"
-	"variables carried into each run and the exit statuses.\n";
+        "usage: gemini-box [--box-OPTION...] [--] [GEMINI-ARGUMENT...]\n"
+        "\n"
+        "Runs gemini in this project's persistent rootless podman box, creating or\n"
+        "starting the box when needed. Every argument that is not a --box- option is\n"
+        "passed to gemini unchanged; the first -- ends gemini-box's options.\n"
+        "\n"
+        "  --box-dir DIR      use DIR's box (default: top of the git work tree, else .)\n"
+        "  --box-image IMAGE  image for a new box (default: $GEMINI_IMAGE, else\n"
+        "                     " DEFAULT_IMAGE ")\n"
+        "  --box-dry-run      print the podman commands a run would make; run none\n"
+        "  --box-help         print this help\n"
+        "  --box-version      print gemini-box's version\n"
+        "\n"
+        "Environment: GEMINI_IMAGE, GEMINI_BOX_PODMAN; see gemini-box(1) for the\n"
+        "variables carried into each run and the exit statuses.\n";
 
 static const char *nonempty_env(const char *name)
 {
@@ -79,7 +79,7 @@ static void run_context_clear(struct run_context *c)
 
 /* Shell-quoted, so a path with a newline still reads as one line. */
 static int fail_path(struct gb_error *err, int status, const char *what, const char *path,
-		     const char *why)
+                     const char *why)
 {
 	char *q = shell_quote(path);
 	gb_fail(err, status, "%s %s: %s", what, q, why);
@@ -91,14 +91,15 @@ static int resolve_dirs(const struct box_options *o, struct run_context *c, stru
 {
 	char *cwd = getcwd(NULL, 0);
 	if (!cwd)
-		return gb_fail(err, EXIT_BOX_NODIR,
-			       "cannot read the current directory (%s); cd into an existing directory",
-			       strerror(errno));
+		return gb_fail(
+		        err, EXIT_BOX_NODIR,
+		        "cannot read the current directory (%s); cd into an existing directory",
+		        strerror(errno));
 	c->cwd = realpath(cwd, NULL);
 	free(cwd);
 	if (!c->cwd)
 		return gb_fail(err, EXIT_BOX_NODIR, "cannot resolve the current directory: %s",
-			       strerror(errno));
+		               strerror(errno));
 
 	const char *home = nonempty_env("HOME");
 	if (!home) {
@@ -115,17 +116,17 @@ static int resolve_dirs(const struct box_options *o, struct run_context *c, stru
 		c->dir = realpath(o->dir, NULL);
 		if (!c->dir)
 			return fail_path(err, EXIT_BOX_NODIR, "--box-dir", o->dir,
-					 "no such directory; give an existing directory");
+			                 "no such directory; give an existing directory");
 	} else {
 		c->dir = box_dir_find(c->cwd, c->home);
 	}
 	struct stat st;
 	if (stat(c->dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return fail_path(err, EXIT_BOX_NODIR, "box directory", c->dir,
-				 "not a directory; give a directory with --box-dir");
+		                 "not a directory; give a directory with --box-dir");
 	if (access(c->dir, R_OK | X_OK) < 0)
 		return fail_path(err, EXIT_BOX_NODIR, "box directory", c->dir,
-				 "not readable; check its permissions");
+		                 "not readable; check its permissions");
 	return 0;
 }
 
@@ -175,8 +176,8 @@ static int inspect_box(const struct run_context *c, struct box_info *info, struc
 		free(msg);
 	} else if (rc < 0 && r.status != 0) {
 		char *msg = podman_message(r.err);
-		rc = gb_fail(err, EXIT_BOX_PODMAN, "podman container inspect failed: %s; try podman info",
-			     msg);
+		rc = gb_fail(err, EXIT_BOX_PODMAN,
+		             "podman container inspect failed: %s; try podman info", msg);
 		free(msg);
 	}
 	run_result_clear(&r);
@@ -203,15 +204,15 @@ static bool image_present(const struct run_context *c, const char *image)
 
 /* A box of this name that another directory (or someone else) owns is never entered. */
 static int check_owner(const struct run_context *c, const struct box_info *info,
-		       struct gb_error *err)
+                       struct gb_error *err)
 {
 	if (info->state == BOX_ABSENT || (info->label_dir && strcmp(info->label_dir, c->dir) == 0))
 		return 0;
 	char *q = shell_quote(info->label_dir ? info->label_dir : "(no gemini-box label)");
 	gb_fail(err, EXIT_BOX_PODMAN,
-		"container %s exists but is not this directory's box (it belongs to %s); "
-		"rename or remove it with podman rm %s",
-		c->name, q, c->name);
+	        "container %s exists but is not this directory's box (it belongs to %s); "
+	        "rename or remove it with podman rm %s",
+	        c->name, q, c->name);
 	free(q);
 	return -1;
 }
@@ -232,9 +233,9 @@ static enum step_outcome run_step(const struct step *st, const char *image, stru
 		switch (st->kind) {
 		case STEP_PULL:
 			gb_fail(err, EXIT_BOX_IMAGE,
-				"image %s is not here and pulling it failed; check its name, your "
-				"network and podman login, or choose one with --box-image",
-				image);
+			        "image %s is not here and pulling it failed; check its name, your "
+			        "network and podman login, or choose one with --box-image",
+			        image);
 			break;
 		case STEP_CREATE:
 			if (strstr(r.err, "already in use")) {
@@ -245,7 +246,7 @@ static enum step_outcome run_step(const struct step *st, const char *image, stru
 			break;
 		default:
 			gb_fail(err, EXIT_BOX_PODMAN, "podman %s failed: %s; see podman logs %s",
-				st->argv.v[1], msg, st->argv.v[st->argv.n - 1]);
+			        st->argv.v[1], msg, st->argv.v[st->argv.n - 1]);
 			break;
 		}
 		free(msg);
@@ -256,7 +257,7 @@ static enum step_outcome run_step(const struct step *st, const char *image, stru
 
 /* Brings the box to running, then replaces this process with podman exec. */
 static int launch(const struct box_options *o, struct run_context *c, struct box_spec *spec,
-		  struct gb_error *err)
+                  struct gb_error *err)
 {
 	for (int attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
 		struct box_info info;
@@ -274,7 +275,9 @@ static int launch(const struct box_options *o, struct run_context *c, struct box
 		if (o->dry_run) {
 			plan_print(&plan, stdout);
 			plan_clear(&plan);
-			return fflush(stdout) == 0 ? 0 : gb_fail(err, EXIT_BOX_INTERNAL, "cannot write the plan");
+			return fflush(stdout) == 0
+			               ? 0
+			               : gb_fail(err, EXIT_BOX_INTERNAL, "cannot write the plan");
 		}
 
 		enum step_outcome outcome = STEP_OK;
@@ -301,9 +304,9 @@ static int launch(const struct box_options *o, struct run_context *c, struct box
 		return gb_fail(err, EXIT_BOX_NOPODMAN, "cannot run %s: %s", c->podman, strerror(e));
 	}
 	return gb_fail(err, EXIT_BOX_PODMAN,
-		       "box %s keeps appearing and vanishing while it is created; "
-		       "check what else manages it (podman ps -a)",
-		       c->name);
+	               "box %s keeps appearing and vanishing while it is created; "
+	               "check what else manages it (podman ps -a)",
+	               c->name);
 }
 
 static int run(const struct box_options *o, struct gb_error *err)
@@ -318,9 +321,9 @@ static int run(const struct box_options *o, struct gb_error *err)
 	if (!c.podman) {
 		char *q = shell_quote(podman_name);
 		gb_fail(err, EXIT_BOX_NOPODMAN,
-			"podman not found (%s); install it (apt-get install podman) or set "
-			"GEMINI_BOX_PODMAN to its path",
-			q);
+		        "podman not found (%s); install it (apt-get install podman) or set "
+		        "GEMINI_BOX_PODMAN to its path",
+		        q);
 		free(q);
 		goto out;
 	}

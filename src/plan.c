@@ -53,7 +53,8 @@ void podman_create_argv(const struct box_spec *s, struct strv *argv)
 	strv_pushf(argv, "--label=%s=%s", BOX_LABEL_VERSION, s->version);
 	strv_pushf(argv, "--label=%s=%s", BOX_LABEL_IMAGE, s->image);
 	if (s->rootless) {
-		/* The caller's uid becomes the image user's, so the agent's files are the caller's. */
+		/* The caller's uid becomes the image user's, so the agent's files are the caller's.
+		 */
 		const char *colon = strchr(s->box_user, ':');
 		int uid_len = colon ? (int)(colon - s->box_user) : (int)strlen(s->box_user);
 		const char *gid = colon ? colon + 1 : s->box_user;
@@ -112,7 +113,7 @@ void podman_exec_argv(const struct box_spec *s, struct strv *argv)
 }
 
 static void add_step(struct plan *p, enum step_kind kind, const struct box_spec *s,
-		     void (*build)(const struct box_spec *, struct strv *))
+                     void (*build)(const struct box_spec *, struct strv *))
 {
 	struct step *st = &p->steps[p->n++];
 	st->kind = kind;
@@ -120,8 +121,7 @@ static void add_step(struct plan *p, enum step_kind kind, const struct box_spec 
 	build(s, &st->argv);
 }
 
-void plan_build(const struct box_spec *s, enum box_state state, bool image_present,
-		struct plan *p)
+void plan_build(const struct box_spec *s, enum box_state state, bool image_present, struct plan *p)
 {
 	p->n = 0;
 	switch (state) {
@@ -131,14 +131,9 @@ void plan_build(const struct box_spec *s, enum box_state state, bool image_prese
 		add_step(p, STEP_CREATE, s, podman_create_argv);
 		add_step(p, STEP_START, s, podman_start_argv);
 		break;
-	case BOX_STOPPED:
-		add_step(p, STEP_START, s, podman_start_argv);
-		break;
-	case BOX_PAUSED:
-		add_step(p, STEP_UNPAUSE, s, podman_unpause_argv);
-		break;
-	case BOX_RUNNING:
-		break;
+	case BOX_STOPPED: add_step(p, STEP_START, s, podman_start_argv); break;
+	case BOX_PAUSED: add_step(p, STEP_UNPAUSE, s, podman_unpause_argv); break;
+	case BOX_RUNNING: break;
 	}
 	add_step(p, STEP_EXEC, s, podman_exec_argv);
 }

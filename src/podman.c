@@ -63,8 +63,7 @@ static void drain(int out_fd, int err_fd, struct buf *out, struct buf *errb)
 	}
 }
 
-int run_command(char *const argv[], bool capture_stderr, struct run_result *r,
-		struct gb_error *err)
+int run_command(char *const argv[], bool capture_stderr, struct run_result *r, struct gb_error *err)
 {
 	memset(r, 0, sizeof(*r));
 	int out_pipe[2], err_pipe[2] = { -1, -1 };
@@ -110,7 +109,7 @@ int run_command(char *const argv[], bool capture_stderr, struct run_result *r,
 			free(out.data);
 			free(errb.data);
 			return gb_fail(err, EXIT_BOX_INTERNAL, "cannot wait for %s: %s", argv[0],
-				       strerror(errno));
+			               strerror(errno));
 		}
 	}
 	r->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
@@ -131,7 +130,8 @@ char *podman_message(const char *text)
 	char *copy = xstrdup(text ? text : "");
 	char *line = NULL;
 	/* Prefer podman's "Error: ..." line: warnings may follow or precede it. */
-	for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
 		while (*l == ' ' || *l == '\t' || *l == '\r')
 			l++;
 		if (!*l)
@@ -144,6 +144,9 @@ char *podman_message(const char *text)
 	}
 	char *msg = xstrdup(line ? line : "(podman printed no message)");
 	free(copy);
+	/* Runtimes quote whole paths and configs; one line should stay readable. */
+	if (strlen(msg) > PODMAN_MESSAGE_MAX)
+		strcpy(msg + PODMAN_MESSAGE_MAX - 3, "...");
 	return msg;
 }
 
@@ -166,7 +169,8 @@ char *find_executable(const char *name, const char *path)
 		const char *end = strchr(p, ':');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		/* An empty PATH entry means the current directory. */
-		char *candidate = len ? xasprintf("%.*s/%s", (int)len, p, name) : xasprintf("./%s", name);
+		char *candidate =
+		        len ? xasprintf("%.*s/%s", (int)len, p, name) : xasprintf("./%s", name);
 		if (is_executable_file(candidate))
 			return candidate;
 		free(candidate);

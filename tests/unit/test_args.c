@@ -42,13 +42,13 @@ static const struct tty_case tty_cases[] = {
 	{ { "-pq", NULL }, false },
 	{ { "-p=q", NULL }, false },
 	{ { "-dp", "q", NULL }, false },
-	{ { "-p", NULL }, false },           /* -p without its value is still a prompt */
-	{ { "-m", "-p", NULL }, true },      /* -p is the model's name */
+	{ { "-p", NULL }, false },      /* -p without its value is still a prompt */
+	{ { "-m", "-p", NULL }, true }, /* -p is the model's name */
 	{ { "--model", "--prompt", NULL }, true },
 	{ { "-m", "-p", "-p", "x", NULL }, false },
-	{ { "hello", NULL }, false },        /* positional query */
+	{ { "hello", NULL }, false }, /* positional query */
 	{ { "-m", "x", "hello", NULL }, false },
-	{ { "-i", "hello", NULL }, true },   /* -i keeps a session */
+	{ { "-i", "hello", NULL }, true }, /* -i keeps a session */
 	{ { "--prompt-interactive", "hello", NULL }, true },
 	{ { "--prompt-interactive=hello", NULL }, true },
 	{ { "--promptInteractive", "hello", NULL }, true },
@@ -63,8 +63,8 @@ static const struct tty_case tty_cases[] = {
 	{ { "hook", NULL }, false },
 	{ { "gemma", NULL }, false },
 	{ { "-d", "mcp", "list", NULL }, false },
-	{ { "-m", "mcp", NULL }, true },     /* mcp is the model here */
-	{ { "-i", "mcp", NULL }, true },     /* mcp is -i's query, not a command */
+	{ { "-m", "mcp", NULL }, true }, /* mcp is the model here */
+	{ { "-i", "mcp", NULL }, true }, /* mcp is -i's query, not a command */
 	{ { "--acp", NULL }, false },
 	{ { "--experimental-acp", NULL }, false },
 	{ { "--experimentalAcp", NULL }, false },
@@ -73,10 +73,10 @@ static const struct tty_case tty_cases[] = {
 	{ { "-h", NULL }, false },
 	{ { "--help", NULL }, false },
 	{ { "-dh", NULL }, false },
-	{ { "--", "-p", NULL }, false },     /* after --, -p is a query */
+	{ { "--", "-p", NULL }, false }, /* after --, -p is a query */
 	{ { "--", NULL }, true },
 	{ { "-r", NULL }, true },
-	{ { "-r", "latest", NULL }, true },  /* resume's optional value */
+	{ { "-r", "latest", NULL }, true }, /* resume's optional value */
 	{ { "--resume", "3", NULL }, true },
 	{ { "-r", "-p", "x", NULL }, false },
 	{ { "-w", NULL }, true },
@@ -98,8 +98,8 @@ static const struct tty_case tty_cases[] = {
 	{ { "--fake-responses", "f", NULL }, true },
 	{ { "--record-responses", "f", NULL }, true },
 	{ { "--unknown-flag", "word", NULL }, false }, /* unknown options take no value */
-	{ { "-", NULL }, false },            /* "-" is a positional word */
-	{ { "", NULL }, false },             /* so is an empty one */
+	{ { "-", NULL }, false },                      /* "-" is a positional word */
+	{ { "", NULL }, false },                       /* so is an empty one */
 	{ { "--prompt-interactiveX", "q", NULL }, false },
 	{ { "--promptinteractive", "q", NULL }, false }, /* not yargs' camelCase */
 };
@@ -112,9 +112,10 @@ static void test_terminal_table(void **state)
 		bool got = terminal_wanted(in, true, true, false);
 		if (got != tty_cases[i].tty)
 			fail_msg("case %zu (%s %s ...): want tty=%d, got %d", i,
-				 tty_cases[i].args[0] ? tty_cases[i].args[0] : "(none)",
-				 tty_cases[i].args[0] && tty_cases[i].args[1] ? tty_cases[i].args[1] : "",
-				 tty_cases[i].tty, got);
+			         tty_cases[i].args[0] ? tty_cases[i].args[0] : "(none)",
+			         tty_cases[i].args[0] && tty_cases[i].args[1] ? tty_cases[i].args[1]
+			                                                      : "",
+			         tty_cases[i].tty, got);
 	}
 }
 
@@ -156,8 +157,8 @@ static void test_value_count(void **state)
 static void test_parse_passes_gemini_args_unchanged(void **state)
 {
 	(void)state;
-	char *argv[] = { "gemini-box", "-m", "m", "", "with space", "a\nb", "--yolo", "-p",
-			 "quote'\"", NULL };
+	char *argv[] = { "gemini-box", "-m",     "m",  "",         "with space",
+		         "a\nb",       "--yolo", "-p", "quote'\"", NULL };
 	struct box_options o;
 	struct gb_error err = GB_ERROR_INIT;
 	assert_int_equal(box_options_parse(ARGC(argv) - 1, argv, &o, &err), 0);
@@ -174,8 +175,8 @@ static void test_parse_passes_gemini_args_unchanged(void **state)
 static void test_parse_box_options_anywhere(void **state)
 {
 	(void)state;
-	char *argv[] = { "gemini-box", "-d", "--box-dir", "/tmp", "x", "--box-image=img:1",
-			 "--box-dry-run", "y", NULL };
+	char *argv[] = { "gemini-box",    "-d", "--box-dir", "/tmp", "x", "--box-image=img:1",
+		         "--box-dry-run", "y",  NULL };
 	struct box_options o;
 	struct gb_error err = GB_ERROR_INIT;
 	assert_int_equal(box_options_parse(ARGC(argv) - 1, argv, &o, &err), 0);

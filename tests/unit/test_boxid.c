@@ -22,7 +22,8 @@ static void assert_valid_name(const char *name)
 	assert_true(strlen(name) <= BOX_NAME_MAX);
 	assert_true(strncmp(name, BOX_NAME_PREFIX, strlen(BOX_NAME_PREFIX)) == 0);
 	for (const char *c = name; *c; c++)
-		assert_non_null(strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", *c));
+		assert_non_null(strchr(
+		        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", *c));
 	/* It ends with '-' and 12 lower-case hex digits. */
 	size_t n = strlen(name);
 	assert_true(n > BOX_HASH_HEX);
@@ -90,7 +91,8 @@ static void test_slug(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		box_slug(cases[i].dir, out, BOX_SLUG_MAX);
 		if (strcmp(out, cases[i].slug) != 0)
-			fail_msg("slug of case %zu: want \"%s\", got \"%s\"", i, cases[i].slug, out);
+			fail_msg("slug of case %zu: want \"%s\", got \"%s\"", i, cases[i].slug,
+			         out);
 	}
 }
 
@@ -117,8 +119,10 @@ static void test_name_hostile_paths(void **state)
 	(void)state;
 	char name[BOX_NAME_SIZE];
 	const char *hostile[] = {
-		"/p/a,b", "/p/a:b", "/p/a\"b", "/p/a'b", "/p/a\nb", "/p/\xe6\x97\xa5\xe6\x9c\xac",
-		"/p/\xff", "/p/ ", "/p/--privileged", "/p/a=b", "/p/\t",
+		"/p/a,b",  "/p/a:b",  "/p/a\"b",
+		"/p/a'b",  "/p/a\nb", "/p/\xe6\x97\xa5\xe6\x9c\xac",
+		"/p/\xff", "/p/ ",    "/p/--privileged",
+		"/p/a=b",  "/p/\t",
 	};
 	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++)
 		name_of(hostile[i], name);
@@ -179,9 +183,9 @@ static int tree_setup(void **state)
 static int tree_teardown(void **state)
 {
 	struct tree *t = *state;
-	const char *dirs[] = { "home/plain", "home/wt/sub", "home/wt/.git", "home/wt",
-			       "home/proj/a/b", "home/proj/a", "home/proj/.git", "home/proj",
-			       "home/.git", "home", "other", "" };
+	const char *dirs[] = { "home/plain",    "home/wt/sub", "home/wt/.git",   "home/wt",
+		               "home/proj/a/b", "home/proj/a", "home/proj/.git", "home/proj",
+		               "home/.git",     "home",        "other",          "" };
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		char *p = xasprintf("%s/%s", t->root, dirs[i]);
 		if (remove(p) != 0)

@@ -14,20 +14,53 @@ static void test_forwarded_names(void **state)
 {
 	(void)state;
 	const char *yes[] = {
-		"TERM", "COLORTERM", "LANG", "LC_ALL", "LC_CTYPE", "LC_X", "TERM_PROGRAM",
-		"GEMINI_CLI_IDE_SERVER_PORT", "GEMINI_CLI_IDE_WORKSPACE_PATH",
-		"GEMINI_CLI_IDE_AUTH_TOKEN", "GEMINI_CLI_IDE_SERVER_STDIO_COMMAND",
-		"GEMINI_CLI_IDE_SERVER_STDIO_ARGS", "GEMINI_CLI_IDE_PID", "GEMINI_SANDBOX",
-		"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
-		"GOOGLE_GENAI_USE_GCA", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
-		"GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL", "GEMINI_MODEL",
+		"TERM",
+		"COLORTERM",
+		"LANG",
+		"LC_ALL",
+		"LC_CTYPE",
+		"LC_X",
+		"TERM_PROGRAM",
+		"GEMINI_CLI_IDE_SERVER_PORT",
+		"GEMINI_CLI_IDE_WORKSPACE_PATH",
+		"GEMINI_CLI_IDE_AUTH_TOKEN",
+		"GEMINI_CLI_IDE_SERVER_STDIO_COMMAND",
+		"GEMINI_CLI_IDE_SERVER_STDIO_ARGS",
+		"GEMINI_CLI_IDE_PID",
+		"GEMINI_SANDBOX",
+		"GEMINI_API_KEY",
+		"GOOGLE_API_KEY",
+		"GOOGLE_GENAI_USE_VERTEXAI",
+		"GOOGLE_GENAI_USE_GCA",
+		"GOOGLE_CLOUD_PROJECT",
+		"GOOGLE_CLOUD_LOCATION",
+		"GOOGLE_GEMINI_BASE_URL",
+		"GOOGLE_VERTEX_BASE_URL",
+		"GEMINI_MODEL",
 		"GEMINI_CLI_TRUST_WORKSPACE",
 	};
 	const char *no[] = {
-		"PATH", "HOME", "USER", "SANDBOX", "SSH_AUTH_SOCK", "LC_", "GEMINI_CLI_IDE_",
-		"term", "TERMX", "XTERM", "GEMINI_API_KEY2", "GOOGLE_APPLICATION_CREDENTIALS",
-		"LD_PRELOAD", "", "LC_A-B", "LC_A B", "1LC_X", "GEMINI_CLI_IDE_X\n",
-		"AWS_SECRET_ACCESS_KEY", "GEMINI_BOX_PODMAN", "GEMINI_IMAGE",
+		"PATH",
+		"HOME",
+		"USER",
+		"SANDBOX",
+		"SSH_AUTH_SOCK",
+		"LC_",
+		"GEMINI_CLI_IDE_",
+		"term",
+		"TERMX",
+		"XTERM",
+		"GEMINI_API_KEY2",
+		"GOOGLE_APPLICATION_CREDENTIALS",
+		"LD_PRELOAD",
+		"",
+		"LC_A-B",
+		"LC_A B",
+		"1LC_X",
+		"GEMINI_CLI_IDE_X\n",
+		"AWS_SECRET_ACCESS_KEY",
+		"GEMINI_BOX_PODMAN",
+		"GEMINI_IMAGE",
 	};
 	for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
 		if (!env_name_forwarded(yes[i]))
@@ -42,13 +75,13 @@ static void test_names_from_envp(void **state)
 	(void)state;
 	char *envp[] = {
 		"PATH=/usr/bin", "TERM=xterm", "LC_ALL=C", "GEMINI_API_KEY=secret",
-		"TERM=dup", "NOEQUALS", "=x", "GEMINI_CLI_IDE_SERVER_PORT=1234",
-		"LANG=", "HOME=/root", NULL,
+		"TERM=dup",      "NOEQUALS",   "=x",       "GEMINI_CLI_IDE_SERVER_PORT=1234",
+		"LANG=",         "HOME=/root", NULL,
 	};
 	struct strv names = STRV_INIT;
 	env_forward_names(envp, &names);
-	const char *want[] = { "GEMINI_API_KEY", "GEMINI_CLI_IDE_SERVER_PORT", "LANG",
-			       "LC_ALL", "TERM" };
+	const char *want[] = { "GEMINI_API_KEY", "GEMINI_CLI_IDE_SERVER_PORT", "LANG", "LC_ALL",
+		               "TERM" };
 	assert_int_equal(names.n, sizeof(want) / sizeof(*want));
 	for (size_t i = 0; i < names.n; i++) {
 		assert_string_equal(names.v[i], want[i]);
@@ -112,10 +145,8 @@ static void test_env_is_true(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_forwarded_names),
-		cmocka_unit_test(test_names_from_envp),
-		cmocka_unit_test(test_empty_envp),
-		cmocka_unit_test(test_large_environment),
+		cmocka_unit_test(test_forwarded_names), cmocka_unit_test(test_names_from_envp),
+		cmocka_unit_test(test_empty_envp),      cmocka_unit_test(test_large_environment),
 		cmocka_unit_test(test_env_is_true),
 	};
 	return cmocka_run_group_tests_name("envsel", tests, NULL, NULL);

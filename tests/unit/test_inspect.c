@@ -25,8 +25,8 @@ static void test_running_with_labels(void **state)
 {
 	(void)state;
 	const char *json =
-		"[{\"Id\":\"abc123\",\"State\":{\"Status\":\"running\",\"Running\":true},"
-		"\"Config\":{\"Labels\":{\"gemini-box.dir\":\"/p/a,b\\nc\",\"other\":\"x\"}}}]";
+	        "[{\"Id\":\"abc123\",\"State\":{\"Status\":\"running\",\"Running\":true},"
+	        "\"Config\":{\"Labels\":{\"gemini-box.dir\":\"/p/a,b\\nc\",\"other\":\"x\"}}}]";
 	struct box_info info;
 	struct gb_error err = GB_ERROR_INIT;
 	assert_int_equal(inspect_parse(json, &info, &err), 0);
@@ -52,7 +52,8 @@ static void test_states(void **state)
 static void test_no_labels(void **state)
 {
 	(void)state;
-	const char *json = "[{\"Id\":\"x\",\"State\":{\"Status\":\"exited\"},\"Config\":{\"Labels\":null}}]";
+	const char *json =
+	        "[{\"Id\":\"x\",\"State\":{\"Status\":\"exited\"},\"Config\":{\"Labels\":null}}]";
 	struct box_info info;
 	struct gb_error err = GB_ERROR_INIT;
 	assert_int_equal(inspect_parse(json, &info, &err), 0);
@@ -65,9 +66,17 @@ static void test_garbage(void **state)
 {
 	(void)state;
 	const char *bad[] = {
-		"", "not json", "{}", "[1]", "[{}]", "[{\"Id\":1,\"State\":{\"Status\":\"running\"}}]",
-		"[{\"Id\":\"x\"}]", "[{\"Id\":\"x\",\"State\":{\"Status\":5}}]", "[{\"Id\":\"x\",\"State\":[]}]",
-		"[", "\xff\xfe",
+		"",
+		"not json",
+		"{}",
+		"[1]",
+		"[{}]",
+		"[{\"Id\":1,\"State\":{\"Status\":\"running\"}}]",
+		"[{\"Id\":\"x\"}]",
+		"[{\"Id\":\"x\",\"State\":{\"Status\":5}}]",
+		"[{\"Id\":\"x\",\"State\":[]}]",
+		"[",
+		"\xff\xfe",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		struct box_info info;
@@ -83,10 +92,8 @@ static void test_garbage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_absent),
-		cmocka_unit_test(test_running_with_labels),
-		cmocka_unit_test(test_states),
-		cmocka_unit_test(test_no_labels),
+		cmocka_unit_test(test_absent),  cmocka_unit_test(test_running_with_labels),
+		cmocka_unit_test(test_states),  cmocka_unit_test(test_no_labels),
 		cmocka_unit_test(test_garbage),
 	};
 	return cmocka_run_group_tests_name("inspect", tests, NULL, NULL);

@@ -90,8 +90,10 @@ static struct strv csv_record(const char *s)
 static void test_mount_arg_roundtrip(void **state)
 {
 	(void)state;
-	const char *paths[] = { "/plain", "/a,b", "/a:b", "/a\"b\"", "/a'b", "/new\nline",
-				"/caf\xc3\xa9", "/ lead", "/x,readonly=false", "/\"," };
+	const char *paths[] = {
+		"/plain",     "/a,b",         "/a:b",   "/a\"b\"",           "/a'b",
+		"/new\nline", "/caf\xc3\xa9", "/ lead", "/x,readonly=false", "/\","
+	};
 	for (size_t i = 0; i < sizeof(paths) / sizeof(*paths); i++) {
 		char *arg = bind_mount_arg(paths[i], "/dst,x", i % 2 == 0);
 		struct strv f = csv_record(arg);
@@ -171,10 +173,21 @@ static void test_exec_argv(void **state)
 	struct strv a = STRV_INIT;
 	podman_exec_argv(&s, &a);
 	const char *want[] = {
-		"/usr/bin/podman", "exec", "-i", "--detach-keys=", "--workdir=/home/u/proj/sub",
-		"--env=SANDBOX=gemini-box-proj-0123456789ab", "--env=GEMINI_API_KEY",
-		"--env=GEMINI_CLI_IDE_SERVER_PORT", "--env=TERM", "gemini-box-proj-0123456789ab",
-		"gemini", "-p", "hello world", "--", "",
+		"/usr/bin/podman",
+		"exec",
+		"-i",
+		"--detach-keys=",
+		"--workdir=/home/u/proj/sub",
+		"--env=SANDBOX=gemini-box-proj-0123456789ab",
+		"--env=GEMINI_API_KEY",
+		"--env=GEMINI_CLI_IDE_SERVER_PORT",
+		"--env=TERM",
+		"gemini-box-proj-0123456789ab",
+		"gemini",
+		"-p",
+		"hello world",
+		"--",
+		"",
 	};
 	assert_int_equal(a.n, sizeof(want) / sizeof(*want));
 	for (size_t i = 0; i < a.n; i++)
@@ -246,12 +259,12 @@ static void test_plan_print(void **state)
 	FILE *f = open_memstream(&text, &len);
 	plan_print(&p, f);
 	fclose(f);
-	assert_string_equal(text,
-			    "/usr/bin/podman start gemini-box-proj-0123456789ab\n"
-			    "/usr/bin/podman exec -i --detach-keys= --workdir=/home/u/proj/sub "
-			    "--env=SANDBOX=gemini-box-proj-0123456789ab --env=GEMINI_API_KEY "
-			    "--env=GEMINI_CLI_IDE_SERVER_PORT --env=TERM gemini-box-proj-0123456789ab "
-			    "gemini -p 'hello world' -- ''\n");
+	assert_string_equal(
+	        text, "/usr/bin/podman start gemini-box-proj-0123456789ab\n"
+	              "/usr/bin/podman exec -i --detach-keys= --workdir=/home/u/proj/sub "
+	              "--env=SANDBOX=gemini-box-proj-0123456789ab --env=GEMINI_API_KEY "
+	              "--env=GEMINI_CLI_IDE_SERVER_PORT --env=TERM gemini-box-proj-0123456789ab "
+	              "gemini -p 'hello world' -- ''\n");
 	free(text);
 	plan_clear(&p);
 }

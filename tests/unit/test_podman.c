@@ -19,9 +19,10 @@ static void test_message(void **state)
 {
 	(void)state;
 	char *m = podman_message("time=\"x\" level=warning msg=\"/ is not a shared mount\"\n"
-				 "Error: creating container storage: the container name \"b\" is "
-				 "already in use\n");
-	assert_string_equal(m, "creating container storage: the container name \"b\" is already in use");
+	                         "Error: creating container storage: the container name \"b\" is "
+	                         "already in use\n");
+	assert_string_equal(
+	        m, "creating container storage: the container name \"b\" is already in use");
 	free(m);
 	m = podman_message("  last line \n\n");
 	assert_string_equal(m, "last line ");
@@ -29,6 +30,14 @@ static void test_message(void **state)
 	m = podman_message("");
 	assert_string_equal(m, "(podman printed no message)");
 	free(m);
+	char *long_text = xmalloc(5000);
+	memset(long_text, 'x', 4999);
+	long_text[4999] = '\0';
+	m = podman_message(long_text);
+	assert_int_equal(strlen(m), PODMAN_MESSAGE_MAX);
+	assert_string_equal(m + PODMAN_MESSAGE_MAX - 3, "...");
+	free(m);
+	free(long_text);
 	m = podman_message(NULL);
 	assert_string_equal(m, "(podman printed no message)");
 	free(m);
@@ -70,9 +79,9 @@ static void test_run_large_output(void **state)
 	(void)state;
 	/* More than a pipe holds, on both streams at once. */
 	char *argv[] = { "/bin/sh", "-c",
-			 "i=0; while [ $i -lt 20000 ]; do echo 0123456789; echo abcdefghij >&2; "
-			 "i=$((i+1)); done",
-			 NULL };
+		         "i=0; while [ $i -lt 20000 ]; do echo 0123456789; echo abcdefghij >&2; "
+		         "i=$((i+1)); done",
+		         NULL };
 	struct run_result r;
 	struct gb_error err = GB_ERROR_INIT;
 	assert_int_equal(run_command(argv, true, &r, &err), 0);

@@ -16,9 +16,10 @@
 #include "strv.h"
 
 static const char *const samples[] = {
-	"plain", "", "with space", "it's", "\"dq\"", "a\nb", "tab\there", "$(id)", "`id`",
-	"back\\slash", "glob*?[x]", "semi;colon", "&&", "|", "~", "#comment", "\x01\x7f",
-	"caf\xc3\xa9", "'\n'", "\\'", "--env=X", "a=b,c:d",
+	"plain",     "",      "with space", "it's",        "\"dq\"",    "a\nb",
+	"tab\there", "$(id)", "`id`",       "back\\slash", "glob*?[x]", "semi;colon",
+	"&&",        "|",     "~",          "#comment",    "\x01\x7f",  "caf\xc3\xa9",
+	"'\n'",      "\\'",   "--env=X",    "a=b,c:d",
 };
 
 static void test_safe_words_stay_bare(void **state)
