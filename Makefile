@@ -26,7 +26,8 @@ LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
 UNIT_TESTS = args boxid envsel inspect plan podman quote
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test_%)
 
-.PHONY: all deps test unit-test integration-test man-check install uninstall run clean format lint
+.PHONY: all deps test unit-test integration-test man-check memcheck sanitize install uninstall \
+	run clean format lint
 
 all: $(BUILD)/gemini-box
 
@@ -54,6 +55,19 @@ unit-test: $(UNIT_BINS)
 
 integration-test: $(BUILD)/gemini-box
 	@bash tests/integration/run.sh $(BUILD)/gemini-box
+
+# The unit tests under valgrind: any error or leak fails.
+memcheck: $(UNIT_BINS)
+	@for t in $(UNIT_BINS); do \
+		valgrind -q --leak-check=full --errors-for-leak-kinds=all --error-exitcode=9 \
+			--child-silent-after-fork=yes $$t >/dev/null || { echo "memcheck: $$t failed"; exit 1; }; \
+	done; echo "memcheck: $(words $(UNIT_BINS)) unit test programs clean under valgrind"
+
+# The unit tests built with AddressSanitizer and UndefinedBehaviorSanitizer.
+sanitize:
+	@$(MAKE) --no-print-directory BUILD=build-asan \
+		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=address,undefined" unit-test
 
 man-check:
 	@sh tests/man-check.sh man/gemini-box.1

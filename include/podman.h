@@ -16,7 +16,8 @@ struct run_result {
 /* Runs argv (argv[0] a path) with stdin from /dev/null, so the caller's stdin
  * stays for gemini, and stdout captured, so nothing but gemini writes to the
  * caller's stdout. stderr is captured when capture_stderr, else shown. Fails
- * only when the process cannot be run at all. */
+ * only when the program cannot be run at all (EXIT_BOX_NOPODMAN when exec
+ * fails): an exit status of its own, 127 included, is a result. */
 int run_command(char *const argv[], bool capture_stderr, struct run_result *r,
                 struct gb_error *err);
 void run_result_clear(struct run_result *r);

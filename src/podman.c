@@ -63,27 +63,34 @@ static void drain(int out_fd, int err_fd, struct buf *out, struct buf *errb)
 	}
 }
 
+static void close_pair(int fds[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 int run_command(char *const argv[], bool capture_stderr, struct run_result *r, struct gb_error *err)
 {
 	memset(r, 0, sizeof(*r));
-	int out_pipe[2], err_pipe[2] = { -1, -1 };
-	if (pipe2(out_pipe, O_CLOEXEC) < 0)
-		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot make a pipe: %s", strerror(errno));
-	if (capture_stderr && pipe2(err_pipe, O_CLOEXEC) < 0) {
-		close(out_pipe[0]);
-		close(out_pipe[1]);
-		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot make a pipe: %s", strerror(errno));
+	/* exec_pipe carries the child's errno if execv fails; a successful exec
+	 * closes it (O_CLOEXEC), so "cannot run" and "ran and exited 127" differ. */
+	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
+	if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(exec_pipe, O_CLOEXEC) < 0 ||
+	    (capture_stderr && pipe2(err_pipe, O_CLOEXEC) < 0)) {
+		int e = errno;
+		close_pair(out_pipe);
+		close_pair(exec_pipe);
+		close_pair(err_pipe);
+		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot make a pipe: %s", strerror(e));
 	}
 
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
-		close(out_pipe[0]);
-		close(out_pipe[1]);
-		if (capture_stderr) {
-			close(err_pipe[0]);
-			close(err_pipe[1]);
-		}
+		close_pair(out_pipe);
+		close_pair(exec_pipe);
+		close_pair(err_pipe);
 		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot start %s: %s", argv[0], strerror(e));
 	}
 	if (pid == 0) {
@@ -94,23 +101,36 @@ int run_command(char *const argv[], bool capture_stderr, struct run_result *r, s
 		if (capture_stderr)
 			dup2(err_pipe[1], STDERR_FILENO);
 		execv(argv[0], argv);
+		int e = errno;
+		if (write(exec_pipe[1], &e, sizeof(e)) < 0)
+			_exit(127);
 		_exit(127);
 	}
 	close(out_pipe[1]);
+	close(exec_pipe[1]);
 	if (capture_stderr)
 		close(err_pipe[1]);
 
 	struct buf out = { 0 }, errb = { 0 };
 	drain(out_pipe[0], capture_stderr ? err_pipe[0] : -1, &out, &errb);
+	int exec_errno = 0;
+	ssize_t got;
+	while ((got = read(exec_pipe[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR)
+		;
+	close(exec_pipe[0]);
 
 	int wstatus;
 	while (waitpid(pid, &wstatus, 0) < 0) {
 		if (errno != EINTR) {
-			free(out.data);
-			free(errb.data);
-			return gb_fail(err, EXIT_BOX_INTERNAL, "cannot wait for %s: %s", argv[0],
-			               strerror(errno));
+			wstatus = 0;
+			break;
 		}
+	}
+	if (got == (ssize_t)sizeof(exec_errno)) {
+		free(out.data);
+		free(errb.data);
+		return gb_fail(err, EXIT_BOX_NOPODMAN, "cannot run %s: %s", argv[0],
+		               strerror(exec_errno));
 	}
 	r->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 	r->out = buf_take(&out);

@@ -97,7 +97,14 @@ static void test_run_missing_program(void **state)
 	char *argv[] = { "/nonexistent/podman", NULL };
 	struct run_result r;
 	struct gb_error err = GB_ERROR_INIT;
-	assert_int_equal(run_command(argv, true, &r, &err), 0);
+	assert_int_equal(run_command(argv, true, &r, &err), -1);
+	assert_int_equal(err.status, EXIT_BOX_NOPODMAN);
+	assert_non_null(strstr(err.msg, "cannot run /nonexistent/podman: No such file"));
+	assert_null(r.out);
+	gb_error_clear(&err);
+	/* A program that runs and exits 127 is a result, not a failure to run. */
+	char *exits127[] = { "/bin/sh", "-c", "exit 127", NULL };
+	assert_int_equal(run_command(exits127, true, &r, &err), 0);
 	assert_int_equal(r.status, 127);
 	run_result_clear(&r);
 }

@@ -1,0 +1,1255 @@
+#!/bin/bash
+# gemini-box integration tests: real rootless podman, a stand-in gemini image.
+#
+#   tests/integration/run.sh BINARY
+#
+# As root (CI, `make test`): installs the test packages (scripts/ensure-deps.sh
+# test), prepares rootless podman for a dedicated test user (default gbtest,
+# override with GB_TEST_USER): subordinate ids, /dev/net/tun, a shared /, runc
+# (see /work/shared/notes/podman-on-these-machines.md), copies BINARY and these
+# scripts to a directory that user can read, and runs itself again as that user.
+# As any other user: runs the tests directly; podman must already work.
+#
+# Each test runs in a fresh project directory under $HOME/gb-it.XXXXXX, against
+# the image localhost/gemini-box-test:latest (built by build-image.sh when absent
+# or outdated; the stand-in gemini is image/gemini, see its header for what it
+# reports and obeys). Boxes whose gemini-box.dir label lies in that directory are
+# removed after each test, at the end and on interrupt.
+#
+# Environment knobs:
+#   GB_IT_ONLY=REGEX   run only the tests whose name matches REGEX
+#   GB_IT_KEEP=1       keep the test directory and boxes (for debugging)
+#   GB_IT_TIMEOUT=N    seconds allowed to one gemini-box run (default 60)
+#   GB_IT_VERBOSE=1    print every test's log, not only the failing ones'
+# The last line of output is "N passed, N failed, N skipped"; the exit status is
+# 0 only when nothing failed.
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SELF=$HERE/$(basename "${BASH_SOURCE[0]}")
+
+if [ $# -ne 1 ]; then
+	echo "usage: $0 BINARY" >&2
+	echo "0 passed, 1 failed"
+	exit 2
+fi
+
+say() { printf '%s\n' "$*" >&2; }
+
+# ---------------------------------------------------------------------------
+# Root: prepare the machine and a test user, then run as that user.
+# ---------------------------------------------------------------------------
+root_fail() {
+	say "run.sh: $*"
+	echo "0 passed, 1 failed"
+	return 1
+}
+
+root_main() {
+	local bin=$1 repo user home start stage rc
+	repo=$(cd "$HERE/../.." && pwd)
+	user=${GB_TEST_USER:-gbtest}
+
+	if [ -x "$repo/scripts/ensure-deps.sh" ] || [ -f "$repo/scripts/ensure-deps.sh" ]; then
+		sh "$repo/scripts/ensure-deps.sh" test || {
+			root_fail "scripts/ensure-deps.sh test failed"
+			return
+		}
+	else
+		say "run.sh: $repo/scripts/ensure-deps.sh not found; assuming packages are installed"
+	fi
+	[ -f "$bin" ] && [ -x "$bin" ] || {
+		root_fail "$bin is not an executable file (run make first)"
+		return
+	}
+
+	if ! id -u "$user" >/dev/null 2>&1; then
+		useradd -m -s /bin/bash "$user" || {
+			root_fail "useradd $user failed"
+			return
+		}
+	fi
+	home=$(getent passwd "$user" | cut -d: -f6)
+	[ -d "$home" ] || { mkdir -p "$home" && chown "$user:" "$home"; }
+	for f in /etc/subuid /etc/subgid; do
+		touch "$f"
+		if ! grep -q "^$user:" "$f"; then
+			# First free range above every existing one (and at least 100000).
+			start=$(awk -F: '{e = $2 + $3; if (e > m) m = e} END {print (m > 100000 ? m : 100000)}' "$f")
+			echo "$user:$start:65536" >>"$f"
+		fi
+	done
+
+	# slirp4netns opens /dev/net/tun as the user.
+	if [ ! -e /dev/net/tun ]; then
+		modprobe tun 2>/dev/null || true
+		[ -e /dev/net/tun ] || { mkdir -p /dev/net && mknod /dev/net/tun c 10 200; }
+	fi
+	chmod 666 /dev/net/tun || say "run.sh: warning: chmod 666 /dev/net/tun failed"
+	# Otherwise every podman call warns that / is not a shared mount.
+	mount --make-rshared / 2>/dev/null || say "run.sh: warning: mount --make-rshared / failed"
+
+	# Test-machine setting (crun refuses hybrid cgroups here); not gemini-box's job.
+	runuser -u "$user" -- mkdir -p "$home/.config/containers"
+	printf '[engine]\nruntime = "runc"\n' >"$home/.config/containers/containers.conf"
+	chown "$user:" "$home/.config/containers/containers.conf"
+
+	stage=$(mktemp -d /tmp/gemini-box-it.XXXXXX) || {
+		root_fail "mktemp failed"
+		return
+	}
+	chmod 755 "$stage"
+	cp "$bin" "$stage/gemini-box"
+	cp -R "$HERE" "$stage/integration"
+	chmod -R a+rX "$stage"
+	chmod 755 "$stage/gemini-box" "$stage/integration/"*.sh "$stage/integration/image/gemini"
+
+	# A clean environment: none of root's variables (secrets, XDG_RUNTIME_DIR,
+	# PATH with root-only directories) may leak into the tests. No
+	# XDG_RUNTIME_DIR: rootless podman then uses /tmp/podman-run-UID on its own.
+	cd / || return 1
+	runuser -u "$user" -- env -i \
+		HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/bash \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		LANG=C.UTF-8 ${CI+CI="$CI"} ${GITHUB_ACTIONS+GITHUB_ACTIONS="$GITHUB_ACTIONS"} \
+		${GB_IT_ONLY+GB_IT_ONLY="$GB_IT_ONLY"} ${GB_IT_KEEP+GB_IT_KEEP="$GB_IT_KEEP"} \
+		${GB_IT_TIMEOUT+GB_IT_TIMEOUT="$GB_IT_TIMEOUT"} \
+		${GB_IT_VERBOSE+GB_IT_VERBOSE="$GB_IT_VERBOSE"} \
+		GB_IT_DEDICATED_USER=1 \
+		bash "$stage/integration/run.sh" "$stage/gemini-box"
+	rc=$?
+	rm -rf "$stage"
+	return $rc
+}
+
+if [ "$(id -u)" = 0 ]; then
+	# A trap (not an ignore, which the child would inherit): the child, in the
+	# same process group, gets the signal too and cleans up its boxes.
+	trap 'say "run.sh: interrupted"' INT TERM
+	root_main "$1"
+	exit
+fi
+
+# ---------------------------------------------------------------------------
+# User part.
+# ---------------------------------------------------------------------------
+BIN=$(realpath -e -- "$1" 2>/dev/null) || BIN=
+IMAGE=localhost/gemini-box-test:latest
+IMAGE_ALT=localhost/gemini-box-test:alt
+GB_TIMEOUT=${GB_IT_TIMEOUT:-60}
+LOGGER=$HERE/podman-logger.sh
+TMUX_SOCKET=gb-it-$$
+PASSED=0 FAILED=0 SKIPPED=0
+FAILED_NAMES=()
+TESTROOT=
+HOME_GIT_MADE=
+
+summary() { echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"; }
+setup_fail() {
+	say "run.sh: $*"
+	echo "0 passed, 1 failed"
+	exit 1
+}
+
+[ -n "$BIN" ] && [ -x "$BIN" ] || setup_fail "$1: no such executable (run make first)"
+command -v podman >/dev/null 2>&1 || setup_fail "podman not found on PATH"
+if ! podman info >/dev/null 2>"/tmp/gb-it-podman-info.$$"; then
+	say "run.sh: 'podman info' fails for $(id -un); rootless podman must work to run these tests:"
+	sed 's/^/    /' "/tmp/gb-it-podman-info.$$" >&2
+	rm -f "/tmp/gb-it-podman-info.$$"
+	setup_fail "podman does not work"
+fi
+rm -f "/tmp/gb-it-podman-info.$$"
+for tool in tmux timeout realpath sha256sum awk stat; do
+	command -v "$tool" >/dev/null 2>&1 || setup_fail "$tool not found (scripts/ensure-deps.sh test)"
+done
+bash "$HERE/build-image.sh" "$IMAGE" || setup_fail "could not build the test image"
+podman tag "$IMAGE" "$IMAGE_ALT" || setup_fail "podman tag failed"
+
+# Not inside any git work tree, so "no .git above" tests mean what they say.
+TESTROOT=$(mktemp -d "$HOME/gb-it.XXXXXX") && TESTROOT=$(realpath -e "$TESTROOT") ||
+	setup_fail "cannot make a test directory in $HOME"
+chmod 755 "$TESTROOT"
+VERSION=$("$BIN" --box-version 2>/dev/null | sed -n 's/^gemini-box \([0-9][0-9.]*\)$/\1/p')
+
+# Forwarded or otherwise meaningful variables must come from the tests only.
+unset GEMINI_API_KEY GOOGLE_API_KEY GOOGLE_GENAI_USE_VERTEXAI GOOGLE_GENAI_USE_GCA \
+	GOOGLE_CLOUD_PROJECT GOOGLE_CLOUD_LOCATION GOOGLE_GEMINI_BASE_URL \
+	GOOGLE_VERTEX_BASE_URL GEMINI_MODEL GEMINI_CLI_TRUST_WORKSPACE GEMINI_SANDBOX \
+	SANDBOX GEMINI_BOX_PODMAN GB_PODMAN_LOG TERM_PROGRAM COLORTERM TMUX
+while IFS='=' read -r name _; do
+	case $name in GEMINI_CLI_IDE_*) unset "$name" ;; esac
+done < <(env)
+export GEMINI_IMAGE=$IMAGE
+
+# --- cleanup ----------------------------------------------------------------
+
+# remove_boxes_under DIR: podman rm -f every box whose gemini-box.dir is DIR or
+# lies below it.
+remove_boxes_under() {
+	local prefix=$1 id dir
+	[ -n "$prefix" ] || return 0
+	for id in $(podman ps -a -q --no-trunc --filter label=gemini-box.dir 2>/dev/null); do
+		dir=$(podman container inspect --format '{{index .Config.Labels "gemini-box.dir"}}|' "$id" 2>/dev/null) || continue
+		dir=${dir%|}
+		case $dir in
+		"$prefix" | "$prefix"/*) podman rm -f -t 0 "$id" >/dev/null 2>&1 ;;
+		esac
+	done
+}
+
+final_cleanup() {
+	tmux -L "$TMUX_SOCKET" kill-server >/dev/null 2>&1
+	[ -n "$HOME_GIT_MADE" ] && rm -rf "$HOME/.git"
+	if [ -n "$TESTROOT" ] && [ -z "${GB_IT_KEEP:-}" ]; then
+		remove_boxes_under "$TESTROOT"
+		chmod -R u+rwX "$TESTROOT" 2>/dev/null
+		rm -rf "$TESTROOT"
+	elif [ -n "$TESTROOT" ]; then
+		say "run.sh: kept $TESTROOT and its boxes (GB_IT_KEEP)"
+	fi
+}
+
+on_signal() {
+	trap - INT TERM
+	say "run.sh: interrupted; cleaning up"
+	final_cleanup
+	FAILED=$((FAILED + 1))
+	summary
+	exit 130
+}
+trap on_signal INT TERM
+
+# ---------------------------------------------------------------------------
+# Helpers used inside tests. A test runs in a subshell with its own directory
+# $T (logs, scratch) and starts in the project directory $T/p.
+# ---------------------------------------------------------------------------
+
+qargs() {
+	local a out=
+	for a in "$@"; do out+=" $(printf '%q' "$a")"; done
+	printf '%s' "${out# }"
+}
+
+# esc VALUE: the stand-in's escaping of a report value.
+esc() {
+	local s=$1
+	s=${s//\\/\\\\}
+	s=${s//$'\n'/\\n}
+	s=${s//$'\t'/\\t}
+	s=${s//$'\r'/\\r}
+	printf '%s' "$s"
+}
+
+LAST_CMD=
+# gb ARGS...: run gemini-box (stdin inherited, /dev/null unless redirected);
+# stdout goes to $T/out, stderr to $T/err, the status to $RC.
+gb() {
+	LAST_CMD="gemini-box $(qargs "$@")"
+	echo "\$ $LAST_CMD    # in $(qargs "$PWD")"
+	timeout -k 5 "$GB_TIMEOUT" "$BIN" "$@" >"$T/out" 2>"$T/err"
+	RC=$?
+	echo "  exit $RC"
+	return 0
+}
+
+show_last() {
+	[ -n "$LAST_CMD" ] || return 0
+	echo "  last run: $LAST_CMD  -> exit ${RC:-?}"
+	echo "  --- its stdout:"
+	head -n 60 "$T/out" 2>/dev/null | sed 's/^/  | /'
+	echo "  --- its stderr:"
+	head -n 30 "$T/err" 2>/dev/null | sed 's/^/  | /'
+}
+
+fail() {
+	echo "FAIL: $*"
+	show_last
+	exit 1
+}
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+# rget KEY [FILE]: the value of report line KEY=... (status 1 when absent).
+rget() {
+	awk -v k="$1" 'BEGIN { k = k "=" }
+		index($0, k) == 1 { print substr($0, length(k) + 1); found = 1; exit }
+		END { exit !found }' "${2:-$T/out}"
+}
+
+expect_rc() {
+	[ "$RC" = "$1" ] || fail "expected exit status $1, got $RC"
+}
+
+# expect_eq ACTUAL EXPECTED WHAT
+expect_eq() {
+	[ "$1" = "$2" ] || fail "$3: expected [$2], got [$1]"
+}
+
+# expect_report: the last run printed a complete report of the stand-in.
+expect_report() {
+	grep -qx 'gemini-stub=begin' "${1:-$T/out}" && grep -qx 'gemini-stub=end' "${1:-$T/out}" ||
+		fail "no complete report from the stand-in gemini"
+}
+
+# expect_ok: exit 0 with a complete report.
+expect_ok() {
+	expect_rc 0
+	expect_report
+}
+
+# expect_args ARGS...: the stand-in received exactly ARGS, in order.
+expect_args() {
+	local i=0 a got
+	got=$(rget argc) || fail "no argc in the report"
+	expect_eq "$got" "$#" "argument count"
+	for a in "$@"; do
+		i=$((i + 1))
+		got=$(rget "arg.$i") || fail "argument $i missing"
+		expect_eq "$got" "$(esc "$a")" "argument $i (escaped)"
+	done
+}
+
+# expect_env NAME VALUE / expect_no_env NAME: gemini's environment.
+expect_env() {
+	local got
+	got=$(rget "env.$1") || fail "$1 is not set in the box (expected [$2])"
+	expect_eq "$got" "$(esc "$2")" "$1 in the box"
+}
+expect_no_env() {
+	local got
+	if got=$(rget "env.$1"); then fail "$1 is set in the box to [$got]; expected unset"; fi
+}
+
+# expect_error STATUS: exit STATUS and exactly one stderr line "gemini-box: ...".
+expect_error() {
+	expect_rc "$1"
+	local n
+	n=$(wc -l <"$T/err")
+	[ "$n" -eq 1 ] || fail "expected exactly one stderr line, got $n"
+	grep -q '^gemini-box: ' "$T/err" || fail "the stderr line does not start with 'gemini-box: '"
+}
+
+# boxes_of DIR: the full ids of the boxes whose gemini-box.dir label is DIR's
+# real path (labels are compared exactly, byte for byte).
+boxes_of() {
+	local real id dir
+	real=$(realpath -e -- "$1") || return 1
+	for id in $(podman ps -a -q --no-trunc --filter label=gemini-box.dir); do
+		dir=$(podman container inspect --format '{{index .Config.Labels "gemini-box.dir"}}|' "$id" 2>/dev/null) || continue
+		[ "${dir%|}" = "$real" ] && echo "$id"
+	done
+}
+
+# box_of DIR: sets BOX to the id of DIR's one box (fails unless exactly one).
+box_of() {
+	local ids n
+	ids=$(boxes_of "$1")
+	n=$(printf '%s' "$ids" | grep -c .)
+	[ "$n" -eq 1 ] || fail "expected exactly one box labelled gemini-box.dir=$(realpath -- "$1"), found $n"
+	BOX=$ids
+}
+
+expect_no_box() {
+	local ids
+	ids=$(boxes_of "$1")
+	[ -z "$ids" ] || fail "expected no box for $1, found: $ids"
+}
+
+# inspect FORMAT [BOX]
+inspect() {
+	podman container inspect --format "$1" "${2:-$BOX}"
+}
+
+box_running() {
+	[ "$(inspect '{{.State.Running}}')" = true ]
+}
+
+# expect_box_name DIR: the box's name follows the contract.
+expect_box_name() {
+	local name real hash
+	real=$(realpath -e -- "$1")
+	name=$(inspect '{{.Name}}')
+	hash=$(printf '%s' "$real" | sha256sum | cut -c1-12)
+	[ "${#name}" -le 63 ] || fail "box name longer than 63 characters (${#name}): $name"
+	[[ $name =~ ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ ]] || fail "box name has invalid characters: $name"
+	[[ $name == gemini-box-*-"$hash" ]] || fail "box name [$name] is not gemini-box-<slug>-$hash (sha256 of [$real])"
+}
+
+now_ms() { date +%s%3N; }
+
+# read_log FILE: sets LOG_RECORDS (one podman invocation per element, words
+# separated by \x1f) from podman-logger.sh's NUL-separated log.
+read_log() {
+	local w cur= first=1
+	LOG_RECORDS=()
+	while IFS= read -r -d '' w; do
+		if [ "$w" = --end-- ]; then
+			LOG_RECORDS+=("$cur")
+			cur= first=1
+		elif [ -n "$first" ]; then
+			cur=$w first=
+		else
+			cur+=$'\x1f'$w
+		fi
+	done <"$1"
+}
+
+# record_sub RECORD: the podman subcommand of one logged invocation (skipping
+# global options), e.g. "exec", "create", "container inspect", "image exists".
+record_sub() {
+	local -a w
+	IFS=$'\x1f' read -r -d '' -a w <<<"$1"$'\x1f'
+	local i=0
+	while [ $i -lt ${#w[@]} ] && [[ ${w[$i]} == -* ]]; do i=$((i + 1)); done
+	case ${w[$i]:-} in
+	container | image | volume | network) echo "${w[$i]} ${w[$((i + 1))]:-}" ;;
+	*) echo "${w[$i]:-}" ;;
+	esac
+}
+
+# has_opt OPT VALUE WORDS...: WORDS hold "OPT VALUE" or "OPT=VALUE".
+has_opt() {
+	local opt=$1 val=$2 prev=
+	shift 2
+	for w in "$@"; do
+		[ "$prev" = "$opt" ] && [ "$w" = "$val" ] && return 0
+		[ "$w" = "$opt=$val" ] && return 0
+		prev=$w
+	done
+	return 1
+}
+
+# tty_run [NAME=VALUE...] -- ARGS...: run gemini-box with ARGS in the current
+# directory under a real terminal (a detached tmux session), with CI and
+# GITHUB_ACTIONS unset unless given. The stand-in's report (copied to
+# ./.gemini-stub-report) lands in $T/out, stderr in $T/err, the status in $RC.
+# With GB_TTY_STDOUT=FILE, gemini-box's stdout goes to FILE instead.
+tty_run() {
+	local envs=() i
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		envs+=("$1")
+		shift
+	done
+	shift
+	: >.gemini-stub-report
+	rm -f "$T/tty.rc" "$T/tty.rc.tmp"
+	{
+		echo 'unset CI GITHUB_ACTIONS'
+		echo 'export TERM=xterm-256color'
+		printf 'cd %q || exit\n' "$PWD"
+		for i in "${envs[@]}"; do printf 'export %q\n' "$i"; done
+		printf '%q' "$BIN"
+		printf ' %q' "$@"
+		printf ' 2>%q' "$T/tty.err"
+		[ -n "${GB_TTY_STDOUT:-}" ] && printf ' >%q' "$GB_TTY_STDOUT"
+		printf '\necho $? >%q && mv %q %q\n' "$T/tty.rc.tmp" "$T/tty.rc.tmp" "$T/tty.rc"
+	} >"$T/tty.sh"
+	LAST_CMD="(under a terminal) ${envs[*]} gemini-box $(qargs "$@")"
+	echo "\$ $LAST_CMD    # in $(qargs "$PWD")"
+	TERM=xterm-256color tmux -L "$TMUX_SOCKET" -f /dev/null \
+		new-session -d -x 200 -y 50 "bash $(printf %q "$T/tty.sh")" ||
+		fail "tmux new-session failed"
+	for ((i = 0; i < GB_TIMEOUT * 10; i++)); do
+		[ -f "$T/tty.rc" ] && break
+		sleep 0.1
+	done
+	[ -f "$T/tty.rc" ] || fail "the run under tmux did not finish within ${GB_TIMEOUT}s"
+	RC=$(cat "$T/tty.rc")
+	cp .gemini-stub-report "$T/out"
+	cp "$T/tty.err" "$T/err" 2>/dev/null || : >"$T/err"
+	rm -f .gemini-stub-report
+	echo "  exit $RC"
+}
+
+# ---------------------------------------------------------------------------
+# Tests. Each is a function t_NAME; TESTS lists them in running order.
+# ---------------------------------------------------------------------------
+TESTS=()
+tcase() { TESTS+=("$1"); }
+
+tcase version_and_help
+t_version_and_help() {
+	gb --box-version
+	expect_rc 0
+	[[ $(cat "$T/out") =~ ^gemini-box\ [0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+		fail "--box-version should print 'gemini-box X.Y.Z'"
+	gb --box-help
+	expect_rc 0
+	grep -q -- '--box-dir' "$T/out" || fail "--box-help does not mention --box-dir"
+	expect_no_box .
+}
+
+tcase first_run_creates_box_later_runs_reuse_it
+t_first_run_creates_box_later_runs_reuse_it() {
+	local id started
+	expect_no_box .
+	gb -p hello
+	expect_ok
+	expect_args -p hello
+	box_of .
+	id=$BOX
+	expect_box_name .
+	box_running || fail "box not running after the first run"
+	expect_eq "$(inspect '{{index .Config.Labels "gemini-box.version"}}')" "$VERSION" "label gemini-box.version"
+	expect_eq "$(inspect '{{index .Config.Labels "gemini-box.image"}}')" "$IMAGE" "label gemini-box.image"
+	expect_eq "$(inspect '{{.ImageName}}')" "$IMAGE" "the box's image"
+	started=$(inspect '{{.State.StartedAt}}')
+	gb -p again
+	expect_ok
+	expect_args -p again
+	box_of .
+	expect_eq "$BOX" "$id" "container id on the second run"
+	gb
+	expect_ok
+	expect_args
+	box_of .
+	expect_eq "$BOX" "$id" "container id on the third run"
+	expect_eq "$(inspect '{{.State.StartedAt}}')" "$started" "StartedAt (the running box must not be restarted)"
+}
+
+tcase prompt_first_run_leaves_usable_box
+t_prompt_first_run_leaves_usable_box() {
+	local id
+	gb -p exit:0
+	expect_ok
+	box_of .
+	id=$BOX
+	sleep 1
+	box_running || fail "box stopped after a -p first run (is gemini its main process?)"
+	gb -p second
+	expect_ok
+	expect_args -p second
+	gb mcp list
+	expect_ok
+	box_of .
+	expect_eq "$BOX" "$id" "container id after later runs"
+	box_running || fail "box not running after later runs"
+}
+
+tcase main_process_is_not_gemini_and_stop_is_fast
+t_main_process_is_not_gemini_and_stop_is_fast() {
+	local cmd t0 t1 id
+	gb -p hi
+	expect_ok
+	box_of .
+	id=$BOX
+	cmd="$(inspect '{{.Path}} {{join .Args " "}}')"
+	echo "main process: $cmd"
+	[[ $cmd != *gemini* ]] || fail "the box's main process is gemini: $cmd"
+	[[ $cmd == *sleep* && $cmd == *infinity* ]] || fail "main process is not 'sleep infinity': $cmd"
+	expect_eq "$(inspect '{{.HostConfig.Init}}')" true "HostConfig.Init (--init)"
+	# With an init, SIGTERM ends sleep at once; without one, sleep as PID 1
+	# ignores it and podman waits out the whole timeout.
+	t0=$(now_ms)
+	podman stop -t 10 "$BOX" >/dev/null || fail "podman stop failed"
+	t1=$(now_ms)
+	echo "podman stop took $((t1 - t0)) ms"
+	[ $((t1 - t0)) -lt 3000 ] || fail "podman stop -t 10 took $((t1 - t0)) ms (signals not forwarded/reaped?)"
+	box_running && fail "box still running after podman stop"
+	gb -p after-stop
+	expect_ok
+	box_of .
+	expect_eq "$BOX" "$id" "container id after stop"
+}
+
+tcase stopped_box_restarts
+t_stopped_box_restarts() {
+	local id
+	gb -p one
+	expect_ok
+	box_of .
+	id=$BOX
+	podman stop -t 2 "$BOX" >/dev/null || fail "podman stop failed"
+	box_running && fail "box still running after podman stop"
+	gb -p two
+	expect_ok
+	expect_args -p two
+	box_of .
+	expect_eq "$BOX" "$id" "container id after restart"
+	box_running || fail "box not running after the run restarted it"
+	podman kill "$BOX" >/dev/null || fail "podman kill failed"
+	podman wait "$BOX" >/dev/null 2>&1
+	box_running && fail "box still running after podman kill"
+	gb -p three
+	expect_ok
+	box_of .
+	expect_eq "$BOX" "$id" "container id after a killed box restarted"
+}
+
+tcase removed_box_is_recreated
+t_removed_box_is_recreated() {
+	local id
+	gb -p one
+	expect_ok
+	box_of .
+	id=$BOX
+	podman rm -f -t 0 "$BOX" >/dev/null || fail "podman rm -f failed"
+	expect_no_box .
+	gb -p two
+	expect_ok
+	expect_args -p two
+	box_of .
+	[ "$BOX" != "$id" ] || fail "same container id after podman rm -f ($id)"
+	box_running || fail "recreated box not running"
+}
+
+tcase piped_stdin_reaches_gemini
+t_piped_stdin_reaches_gemini() {
+	shopt -s lastpipe
+	echo x | gb -p stdin
+	expect_ok
+	expect_eq "$(rget stdin)" 'x\n' "stdin seen by gemini"
+	printf 'two\nlines "q" \\ end' | gb -p stdin
+	expect_ok
+	expect_eq "$(rget stdin)" "$(esc $'two\nlines "q" \\ end')" "stdin seen by gemini"
+	head -c 300000 /dev/urandom >"$T/big"
+	gb -p stdin <"$T/big"
+	expect_ok
+	expect_eq "$(rget stdin.bytes)" 300000 "stdin byte count (300000 bytes from a file)"
+	expect_eq "$(rget stdin.sha256)" "$(sha256sum <"$T/big" | cut -d' ' -f1)" "stdin sha256"
+	expect_eq "$(rget stdin.tty)" no "stdin is a TTY"
+	gb -p stdin </dev/null
+	expect_ok
+	expect_eq "$(rget stdin.bytes)" 0 "stdin from /dev/null"
+}
+
+tcase exit_status_passes_through
+t_exit_status_passes_through() {
+	local n
+	for n in 3 0 1 42 100; do
+		gb -p "exit:$n"
+		expect_report
+		expect_rc "$n"
+	done
+}
+
+tcase stdout_and_stderr_stay_apart
+t_stdout_and_stderr_stay_apart() {
+	gb -p say:to-stdout stderr:to-stderr
+	expect_ok
+	grep -q 'to-stderr' "$T/out" && fail "gemini's stderr ended up on stdout"
+	grep -qx 'said=to-stdout' "$T/out" || fail "gemini's stdout missing"
+	grep -qx 'to-stderr' "$T/err" || fail "gemini's stderr missing"
+}
+
+tcase files_made_in_box_belong_to_user
+t_files_made_in_box_belong_to_user() {
+	gb -p "touch:$PWD/made-in-box" "mkdir:$PWD/dir-in-box/sub"
+	expect_ok
+	expect_eq "$(rget uid):$(rget gid)" 1000:1000 "uid:gid of gemini in the box"
+	[ -f made-in-box ] || fail "made-in-box does not exist on the host"
+	expect_eq "$(stat -c %u:%g made-in-box)" "$(id -u):$(id -g)" "owner of a file made in the box"
+	expect_eq "$(stat -c %u:%g dir-in-box/sub)" "$(id -u):$(id -g)" "owner of a directory made in the box"
+	rm -rf made-in-box dir-in-box || fail "cannot remove files made in the box"
+}
+
+tcase arguments_arrive_unchanged
+t_arguments_arrive_unchanged() {
+	local args=('' 'a b' "it's" 'say "hi"' $'line1\nline2' '*' '$HOME' '`id`' '$(id)'
+		'-x' '--foo=bar' 'ü € 日本' $'tab\there' 'back\slash' '\n' '  lead and trail  '
+		';' '|' '&&' '' '--' '--box-frob' '--box-dir' $'\r' '-p' '-t' 'last')
+	gb -- "${args[@]}"
+	expect_ok
+	expect_args "${args[@]}"
+	gb -p 'a b' '' "x'y" $'n\nl'
+	expect_ok
+	expect_args -p 'a b' '' "x'y" $'n\nl'
+	gb --model "m o" --prompt="p'q"
+	expect_ok
+	expect_args --model "m o" --prompt="p'q"
+}
+
+tcase ide_variables_are_current_in_each_run
+t_ide_variables_are_current_in_each_run() {
+	local id
+	GEMINI_CLI_IDE_SERVER_PORT=1111 GEMINI_CLI_IDE_WORKSPACE_PATH="$PWD" GEMINI_CLI_IDE_PID=4242 \
+		GEMINI_CLI_IDE_AUTH_TOKEN=tok-one GEMINI_CLI_IDE_SERVER_STDIO_ARGS='["a b","c"]' \
+		GEMINI_CLI_IDE_SERVER_STDIO_COMMAND=/bin/true gb -p hi
+	expect_ok
+	expect_env GEMINI_CLI_IDE_SERVER_PORT 1111
+	expect_env GEMINI_CLI_IDE_WORKSPACE_PATH "$PWD"
+	expect_env GEMINI_CLI_IDE_PID 4242
+	expect_env GEMINI_CLI_IDE_AUTH_TOKEN tok-one
+	expect_env GEMINI_CLI_IDE_SERVER_STDIO_ARGS '["a b","c"]'
+	expect_env GEMINI_CLI_IDE_SERVER_STDIO_COMMAND /bin/true
+	box_of .
+	id=$BOX
+	GEMINI_CLI_IDE_SERVER_PORT=2222 GEMINI_CLI_IDE_PID=4343 GEMINI_CLI_IDE_AUTH_TOKEN=tok-two \
+		GEMINI_CLI_IDE_SOMETHING_NEW='new value' gb -p hi
+	expect_ok
+	expect_env GEMINI_CLI_IDE_SERVER_PORT 2222
+	expect_env GEMINI_CLI_IDE_PID 4343
+	expect_env GEMINI_CLI_IDE_AUTH_TOKEN tok-two
+	expect_env GEMINI_CLI_IDE_SOMETHING_NEW 'new value'
+	expect_no_env GEMINI_CLI_IDE_WORKSPACE_PATH
+	expect_no_env GEMINI_CLI_IDE_SERVER_STDIO_ARGS
+	box_of .
+	expect_eq "$BOX" "$id" "container id"
+	gb -p hi
+	expect_ok
+	expect_no_env GEMINI_CLI_IDE_SERVER_PORT
+	expect_no_env GEMINI_CLI_IDE_AUTH_TOKEN
+}
+
+tcase listed_variables_are_forwarded_others_not
+t_listed_variables_are_forwarded_others_not() {
+	local v
+	local -A vals=(
+		[TERM]=xterm-gbtest [COLORTERM]=truecolor [LANG]=C.UTF-8 [LC_TIME]=C [LC_ALL]=C.UTF-8
+		[TERM_PROGRAM]=vscode [GEMINI_SANDBOX]=podman [GEMINI_API_KEY]=key-1
+		[GOOGLE_API_KEY]=key-2 [GOOGLE_GENAI_USE_VERTEXAI]=true [GOOGLE_GENAI_USE_GCA]=false
+		[GOOGLE_CLOUD_PROJECT]='proj x' [GOOGLE_CLOUD_LOCATION]=us-central1
+		[GOOGLE_GEMINI_BASE_URL]='http://h:1/a?b=c&d' [GOOGLE_VERTEX_BASE_URL]=http://v
+		[GEMINI_MODEL]=gemini-x [GEMINI_CLI_TRUST_WORKSPACE]=true
+	)
+	local -a assign=()
+	for v in "${!vals[@]}"; do assign+=("$v=${vals[$v]}"); done
+	assign+=(GB_NOT_FORWARDED=1 GOOGLE_APPLICATION_CREDENTIALS_X=1 MY_SECRET=s3)
+	LAST_CMD="env ... gemini-box -p hi"
+	env "${assign[@]}" timeout -k 5 "$GB_TIMEOUT" "$BIN" -p hi >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_ok
+	for v in "${!vals[@]}"; do expect_env "$v" "${vals[$v]}"; done
+	expect_no_env GB_NOT_FORWARDED
+	expect_no_env MY_SECRET
+	expect_no_env GOOGLE_APPLICATION_CREDENTIALS_X
+	expect_eq "$(rget env.HOME)" /home/node "HOME in the box"
+}
+
+tcase no_secret_in_box_or_podman_argv
+t_no_secret_in_box_or_podman_argv() {
+	local s1 s2 s3 r sub words w prev n_exec=0 n_create=0
+	s1=sekret-XYZ-$RANDOM$RANDOM s2=ide-tok-$RANDOM$RANDOM s3=gkey-$RANDOM$RANDOM
+	export GEMINI_BOX_PODMAN=$LOGGER GB_PODMAN_LOG=$T/podman.log
+	export GEMINI_API_KEY=$s1 GEMINI_CLI_IDE_AUTH_TOKEN=$s2 GOOGLE_API_KEY=$s3
+	: >"$GB_PODMAN_LOG"
+	gb --box-dry-run -p hi
+	expect_rc 0
+	grep -qE "$s1|$s2|$s3" "$T/out" && fail "a secret value appears in --box-dry-run output"
+	grep -q GEMINI_API_KEY "$T/out" || fail "--box-dry-run output does not forward GEMINI_API_KEY by name"
+	gb -p hi # creates the box
+	expect_ok
+	expect_env GEMINI_API_KEY "$s1"
+	expect_env GEMINI_CLI_IDE_AUTH_TOKEN "$s2"
+	expect_env GOOGLE_API_KEY "$s3"
+	gb -p again # reuses it
+	expect_ok
+	expect_env GEMINI_API_KEY "$s1"
+	box_of .
+	podman container inspect "$BOX" >"$T/inspect.json" || fail "podman inspect failed"
+	grep -qE "$s1|$s2|$s3" "$T/inspect.json" && fail "a secret value is stored in the box (podman inspect)"
+	[ -s "$GB_PODMAN_LOG" ] || fail "GEMINI_BOX_PODMAN was not used (empty log)"
+	grep -qaE "$s1|$s2|$s3" "$GB_PODMAN_LOG" && fail "a secret value is on podman's command line"
+	read_log "$GB_PODMAN_LOG"
+	for r in "${LOG_RECORDS[@]}"; do
+		sub=$(record_sub "$r")
+		IFS=$'\x1f' read -r -d '' -a words <<<"$r"$'\x1f'
+		echo "podman call: $sub ($(qargs "${words[@]}"))"
+		case $sub in
+		exec | "container exec")
+			n_exec=$((n_exec + 1))
+			has_opt --env "SANDBOX=$(inspect '{{.Name}}')" "${words[@]}" ||
+				fail "podman exec without --env SANDBOX=<box name>"
+			has_opt --detach-keys "" "${words[@]}" || fail "podman exec without --detach-keys \"\""
+			prev=
+			for w in "${words[@]}"; do
+				if [ "$prev" = --env ] || [ "$prev" = -e ]; then
+					[[ $w == *=* && $w != SANDBOX=* ]] && fail "podman exec carries a value on its command line: $prev $w"
+				fi
+				[[ $w == --env=*=* && $w != --env=SANDBOX=* ]] && fail "podman exec carries a value: $w"
+				prev=$w
+			done
+			;;
+		create | "container create" | run)
+			n_create=$((n_create + 1))
+			for w in "${words[@]}"; do
+				[[ $w == *GEMINI_API_KEY* || $w == *GEMINI_CLI_IDE* || $w == *GOOGLE_API_KEY* ]] &&
+					fail "podman create mentions a per-run variable: $w"
+			done
+			;;
+		esac
+	done
+	expect_eq "$n_create" 1 "number of podman create calls"
+	expect_eq "$n_exec" 2 "number of podman exec calls"
+}
+
+tcase dry_run_runs_nothing
+t_dry_run_runs_nothing() {
+	local r sub line real name
+	local -a words
+	real=$(realpath .)
+	export GEMINI_BOX_PODMAN=$LOGGER GB_PODMAN_LOG=$T/podman.log
+	: >"$GB_PODMAN_LOG"
+	gb --box-dry-run -p hi
+	expect_rc 0
+	expect_no_box .
+	read_log "$GB_PODMAN_LOG"
+	for r in "${LOG_RECORDS[@]}"; do
+		sub=$(record_sub "$r")
+		echo "podman call during --box-dry-run: $sub"
+		case $sub in
+		inspect | "container inspect" | "image inspect" | "image exists" | "container exists" | ps | version | info) ;;
+		*) fail "--box-dry-run ran podman $sub" ;;
+		esac
+	done
+	grep -q ' create ' "$T/out" || fail "--box-dry-run prints no create command for a new box"
+	grep -q ' exec ' "$T/out" || fail "--box-dry-run prints no exec command"
+	# Each line must be one shell-quoted command.
+	local saw_create= saw_exec=
+	while IFS= read -r line; do
+		eval "words=($line)" || fail "not shell-parseable: $line"
+		case " ${words[*]} " in
+		*" create "*)
+			saw_create=1
+			has_opt --userns keep-id:uid=1000,gid=1000 "${words[@]}" || fail "create line lacks --userns=keep-id:uid=1000,gid=1000"
+			has_opt --user 1000:1000 "${words[@]}" || fail "create line lacks --user 1000:1000"
+			has_opt --entrypoint sleep "${words[@]}" || fail "create line lacks --entrypoint sleep"
+			has_opt --label "gemini-box.dir=$real" "${words[@]}" || fail "create line lacks the gemini-box.dir label"
+			[[ " ${words[*]} " == *" --init "* ]] || fail "create line lacks --init"
+			[ "${words[-1]}" = infinity ] && [ "${words[-2]}" = "$IMAGE" ] || fail "create line does not end with IMAGE infinity"
+			;;
+		*" exec "*)
+			saw_exec=1
+			has_opt --workdir "$real" "${words[@]}" || fail "exec line lacks --workdir $real"
+			[ "${words[-3]}" = gemini ] && [ "${words[-2]}" = -p ] && [ "${words[-1]}" = hi ] ||
+				fail "exec line does not end with: gemini -p hi"
+			;;
+		esac
+	done <"$T/out"
+	[ -n "$saw_create" ] && [ -n "$saw_exec" ] || fail "create/exec lines not recognised"
+
+	# Running box: only exec is left to do.
+	unset GEMINI_BOX_PODMAN
+	gb -p hi
+	expect_ok
+	box_of .
+	gb --box-dry-run -p hi
+	expect_rc 0
+	grep -q ' create ' "$T/out" && fail "dry run for a running box prints create"
+	grep -q ' start ' "$T/out" && fail "dry run for a running box prints start"
+	grep -q ' exec ' "$T/out" || fail "dry run for a running box prints no exec"
+	# Stopped box: start then exec, and the box stays stopped.
+	podman stop -t 2 "$BOX" >/dev/null
+	gb --box-dry-run -p hi
+	expect_rc 0
+	grep -q ' start ' "$T/out" || fail "dry run for a stopped box prints no start"
+	box_running && fail "--box-dry-run started the box"
+	return 0
+}
+
+tcase dry_run_output_is_runnable
+t_dry_run_output_is_runnable() {
+	local d=$'dry run \'q\' "dq" $(touch PWNED) `x`\nnl'
+	mkdir "$d" && cd "$d" || fail "mkdir"
+	gb --box-dry-run -p say:ran-it
+	expect_rc 0
+	expect_no_box .
+	cp "$T/out" "$T/dry.sh"
+	LAST_CMD="bash $T/dry.sh (the dry-run output)"
+	bash "$T/dry.sh" >"$T/out" 2>"$T/err"
+	RC=$?
+	[ -e PWNED ] || [ -e ../PWNED ] && fail "the dry-run output ran an embedded \$(...) command: bad quoting"
+	expect_ok
+	expect_eq "$(rget said)" ran-it "output of the dry-run commands"
+	expect_eq "$(rget pwd)" "$(esc "$(realpath .)")" "working directory"
+	box_of .
+	gb -p again
+	expect_ok
+	box_of .
+}
+
+tcase sandbox_is_box_name
+t_sandbox_is_box_name() {
+	SANDBOX=from-host gb -p hi
+	expect_ok
+	box_of .
+	expect_env SANDBOX "$(inspect '{{.Name}}')"
+}
+
+tcase two_directories_two_boxes
+t_two_directories_two_boxes() {
+	local a b
+	mkdir one two
+	(cd one && gb -p hi && expect_ok) || exit 1
+	(cd two && gb -p hi && expect_ok) || exit 1
+	box_of one
+	a=$BOX
+	box_of two
+	b=$BOX
+	[ "$a" != "$b" ] || fail "one and two share a box"
+	[ "$(inspect '{{.Name}}' "$a")" != "$(inspect '{{.Name}}' "$b")" ] || fail "same name"
+	(cd one && gb -p "touch:$PWD/x" && expect_ok) || exit 1
+	[ -e one/x ] || fail "one's box does not see one/"
+	box_of one
+	expect_eq "$BOX" "$a" "one's box after a second run"
+}
+
+# hostile NAME: a project directory called NAME works end to end.
+hostile() {
+	local real id
+	mkdir -p -- "$1" || fail "cannot make the directory"
+	cd -- "$1" || fail "cd"
+	real=$(realpath .)
+	gb -p "touch:$real/made"
+	expect_ok
+	expect_eq "$(rget pwd)" "$(esc "$real")" "working directory in the box"
+	[ -e made ] || fail "file made in the box is missing on the host"
+	expect_eq "$(stat -c %u made)" "$(id -u)" "owner of the file made in the box"
+	box_of .
+	id=$BOX
+	expect_box_name .
+	gb -p again
+	expect_ok
+	box_of .
+	expect_eq "$BOX" "$id" "container id on the second run"
+}
+
+tcase hostile_dir_spaces
+t_hostile_dir_spaces() { hostile '  my  project dir '; }
+tcase hostile_dir_quotes
+t_hostile_dir_quotes() { hostile "it's \"quoted\""; }
+tcase hostile_dir_commas
+t_hostile_dir_commas() { hostile 'a,b,c=d,'; }
+tcase hostile_dir_colons
+t_hostile_dir_colons() { hostile 'a:b:c:'; }
+tcase hostile_dir_newline
+t_hostile_dir_newline() { hostile $'new\nline'; }
+tcase hostile_dir_non_ascii
+t_hostile_dir_non_ascii() { hostile 'ünïcødé-日本語-€'; }
+tcase hostile_dir_shell_metachars
+t_hostile_dir_shell_metachars() { hostile '$(touch x) `y` $HOME \ * ? [a] ; | & < > #'; }
+tcase hostile_dir_leading_dash
+t_hostile_dir_leading_dash() { hostile '--box-frob'; }
+tcase hostile_dir_everything
+t_hostile_dir_everything() { hostile $'All, of: it\'s "x"\n$(y) ü\t*'; }
+tcase hostile_dir_very_long
+t_hostile_dir_very_long() {
+	local long c i
+	c=$(printf 'x%.0s' {1..200})
+	long=$c
+	for i in 1 2 3 4 5 6; do long+="/dir-$i-$(printf 'y%.0s' {1..60})"; done
+	echo "path length: $((${#PWD} + ${#long} + 1))"
+	hostile "$long"
+}
+
+tcase git_subdirectory_uses_project_box
+t_git_subdirectory_uses_project_box() {
+	local id
+	mkdir -p p/.git p/a/b
+	(cd p/a/b && gb -p hi && expect_ok && expect_eq "$(rget pwd)" "$(esc "$(realpath .)")" "working directory") || exit 1
+	box_of p
+	id=$BOX
+	expect_no_box p/a/b
+	(cd p && gb -p hi && expect_ok) || exit 1
+	box_of p
+	expect_eq "$BOX" "$id" "box of the work tree top"
+	(cd p/a && gb -p "touch:$(realpath ../made)" && expect_ok) || exit 1
+	[ -e p/made ] || fail "the box does not see the whole work tree"
+	box_of p
+	expect_eq "$BOX" "$id" "box from p/a"
+}
+
+tcase git_file_and_nested_work_trees
+t_git_file_and_nested_work_trees() {
+	mkdir -p w/x outer/.git outer/inner/.git outer/inner/deep
+	echo 'gitdir: /nonexistent/.git/worktrees/w' >w/.git
+	(cd w/x && gb -p hi && expect_ok) || exit 1
+	box_of w
+	expect_no_box w/x
+	(cd outer/inner/deep && gb -p hi && expect_ok) || exit 1
+	box_of outer/inner
+	expect_no_box outer
+}
+
+tcase no_git_uses_current_directory
+t_no_git_uses_current_directory() {
+	mkdir -p d/e
+	(cd d/e && gb -p hi && expect_ok) || exit 1
+	box_of d/e
+	expect_no_box d
+}
+
+tcase home_git_is_not_a_project
+t_home_git_is_not_a_project() {
+	[ -n "${GB_IT_DEDICATED_USER:-}" ] || skip "needs the dedicated test user (run as root) to touch \$HOME/.git"
+	[ -e "$HOME/.git" ] && skip "\$HOME/.git already exists"
+	mkdir "$HOME/.git" || fail "mkdir ~/.git"
+	mkdir -p d/e
+	(cd d/e && gb -p hi)
+	rmdir "$HOME/.git"
+	expect_ok
+	box_of d/e
+	expect_no_box "$HOME"
+}
+
+tcase box_dir_option
+t_box_dir_option() {
+	local id
+	mkdir -p P/sub other
+	(cd P/sub && gb --box-dir .. -p hi && expect_ok &&
+		expect_eq "$(rget pwd)" "$(esc "$(realpath .)")" "working directory") || exit 1
+	box_of P
+	id=$BOX
+	expect_no_box P/sub
+	(cd P/sub && gb --box-dir "$(realpath ..)" -p hi && expect_ok) || exit 1
+	box_of P
+	expect_eq "$BOX" "$id" "box for --box-dir ABSOLUTE"
+	(cd P && gb -p hi && expect_ok) || exit 1
+	box_of P
+	expect_eq "$BOX" "$id" "box for P without --box-dir"
+	mkdir -p G/.git G/inner
+	(cd G/inner && gb --box-dir . -p hi && expect_ok) || exit 1
+	box_of G/inner
+	expect_no_box G
+}
+
+tcase symlink_to_project_same_box
+t_symlink_to_project_same_box() {
+	local id
+	mkdir -p real/sub
+	ln -s real link
+	(cd real && gb -p hi && expect_ok) || exit 1
+	box_of real
+	id=$BOX
+	(cd link && gb -p hi && expect_ok &&
+		expect_eq "$(rget pwd)" "$(esc "$(realpath .)")" "working directory through the symlink") || exit 1
+	(cd link/sub && gb -p hi && expect_ok) || exit 1
+	mkdir elsewhere
+	(cd elsewhere && gb --box-dir ../link -p hi && expect_ok) || exit 1
+	box_of real
+	expect_eq "$BOX" "$id" "box through the symlink"
+	[ -z "$(boxes_of link/sub)" ] || fail "a box for link/sub"
+}
+
+tcase gemini_dir_is_mounted
+t_gemini_dir_is_mounted() {
+	local marker=gb-it-marker-$$-$RANDOM real
+	real=$(realpath .)
+	gb -p "touch:/home/node/.gemini/$marker"
+	expect_ok
+	[ -e "$HOME/.gemini/$marker" ] || fail "a file made in /home/node/.gemini is not in ~/.gemini"
+	rm -f "$HOME/.gemini/$marker"
+	box_of .
+	inspect '{{range .Mounts}}{{.Source}}|{{.Destination}}{{"\n"}}{{end}}' >"$T/mounts"
+	cat "$T/mounts"
+	grep -qxF "$(realpath "$HOME/.gemini")|/home/node/.gemini" "$T/mounts" || fail "no mount ~/.gemini -> /home/node/.gemini"
+	grep -qxF "$real|$real" "$T/mounts" || fail "the project is not mounted at its own path"
+}
+
+tcase box_image_option_and_env
+t_box_image_option_and_env() {
+	mkdir a b c
+	(cd a && gb --box-image "$IMAGE_ALT" -p hi && expect_ok) || exit 1
+	box_of a
+	expect_eq "$(inspect '{{index .Config.Labels "gemini-box.image"}}')" "$IMAGE_ALT" "image label with --box-image"
+	expect_eq "$(inspect '{{.ImageName}}')" "$IMAGE_ALT" "image with --box-image"
+	(cd b && GEMINI_IMAGE=$IMAGE_ALT gb -p hi && expect_ok) || exit 1
+	box_of b
+	expect_eq "$(inspect '{{.ImageName}}')" "$IMAGE_ALT" "image with GEMINI_IMAGE"
+	(cd c && GEMINI_IMAGE=localhost/does-not-exist:9 gb --box-image "$IMAGE_ALT" -p hi && expect_ok) || exit 1
+	box_of c
+	expect_eq "$(inspect '{{.ImageName}}')" "$IMAGE_ALT" "image with --box-image over GEMINI_IMAGE"
+}
+
+tcase tty_interactive_under_terminal
+t_tty_interactive_under_terminal() {
+	tty_run --
+	expect_ok
+	expect_eq "$(rget stdin.tty)" yes "stdin is a TTY for an interactive run"
+	expect_eq "$(rget stdout.tty)" yes "stdout is a TTY for an interactive run"
+	tty_run -- -i exit:5
+	expect_report
+	expect_rc 5
+	expect_eq "$(rget stdout.tty)" yes "stdout is a TTY with -i QUERY"
+	tty_run -- --model m
+	expect_ok
+	expect_eq "$(rget stdout.tty)" yes "stdout is a TTY with --model m"
+}
+
+tcase tty_not_for_headless_or_commands
+t_tty_not_for_headless_or_commands() {
+	local args
+	for args in 'mcp list' '-p hi' 'hello' 'extensions list' '--acp' '-v' '-h' 'skills list' 'hooks list'; do
+		# shellcheck disable=SC2086 # word splitting intended
+		tty_run -- $args
+		expect_ok
+		expect_eq "$(rget stdin.tty)/$(rget stdout.tty)" no/no "stdin/stdout TTY for: $args"
+	done
+	tty_run CI=true --
+	expect_ok
+	expect_eq "$(rget stdout.tty)" no "stdout TTY with CI=true"
+	tty_run GITHUB_ACTIONS=true --
+	expect_ok
+	expect_eq "$(rget stdout.tty)" no "stdout TTY with GITHUB_ACTIONS=true"
+	GB_TTY_STDOUT=$T/redirected tty_run --
+	expect_ok
+	expect_eq "$(rget stdout.tty)" no "stdout TTY when stdout is a file"
+}
+
+tcase tty_not_without_terminal
+t_tty_not_without_terminal() {
+	shopt -s lastpipe
+	echo | CI= gb
+	expect_ok
+	expect_eq "$(rget stdin.tty)/$(rget stdout.tty)" no/no "stdin/stdout TTY with pipes"
+}
+
+tcase concurrent_first_runs_one_box
+t_concurrent_first_runs_one_box() {
+	local round i rc ok
+	for round in 1 2; do
+		mkdir "r$round"
+		cd "r$round" || fail cd
+		local pids=()
+		for i in 1 2 3; do
+			timeout -k 5 "$GB_TIMEOUT" "$BIN" -p "say:run-$i" >"$T/c$round-$i.out" 2>"$T/c$round-$i.err" &
+			pids+=($!)
+		done
+		ok=1
+		for i in 1 2 3; do
+			wait "${pids[$((i - 1))]}"
+			rc=$?
+			echo "round $round run $i: exit $rc"
+			sed 's/^/  err| /' "$T/c$round-$i.err"
+			[ $rc -eq 0 ] || ok=
+			grep -qx "said=run-$i" "$T/c$round-$i.out" || ok=
+		done
+		[ -n "$ok" ] || fail "round $round: not every concurrent first run succeeded"
+		box_of .
+		cd .. || fail cd
+	done
+}
+
+tcase concurrent_sessions_in_one_box
+t_concurrent_sessions_in_one_box() {
+	local pid t0 t1 rc
+	gb -p hi
+	expect_ok
+	timeout -k 5 "$GB_TIMEOUT" "$BIN" -p sleep:4 say:long >"$T/bg.out" 2>"$T/bg.err" &
+	pid=$!
+	sleep 1
+	t0=$(now_ms)
+	gb -p say:short
+	t1=$(now_ms)
+	expect_ok
+	[ $((t1 - t0)) -lt 3000 ] || fail "a second session waited for the first ($((t1 - t0)) ms)"
+	wait $pid
+	rc=$?
+	[ $rc -eq 0 ] && grep -qx said=long "$T/bg.out" || fail "the long session failed (exit $rc)"
+	box_of .
+}
+
+tcase podman_missing_is_69
+t_podman_missing_is_69() {
+	GEMINI_BOX_PODMAN=/nonexistent/podman gb -p hi
+	expect_error 69
+	LAST_CMD="PATH=/nonexistent gemini-box -p hi"
+	timeout -k 5 "$GB_TIMEOUT" env -u GEMINI_BOX_PODMAN PATH=/nonexistent "$BIN" -p hi >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_error 69
+	LAST_CMD="PATH= gemini-box -p hi"
+	timeout -k 5 "$GB_TIMEOUT" env -u GEMINI_BOX_PODMAN PATH= "$BIN" -p hi >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_error 69
+	expect_no_box .
+}
+
+tcase absent_image_is_72
+t_absent_image_is_72() {
+	gb --box-image localhost/does-not-exist:1 -p hi
+	expect_rc 72
+	grep -q '^gemini-box: ' "$T/err" || fail "no 'gemini-box: ' line on stderr"
+	expect_no_box .
+	GEMINI_IMAGE=localhost/does-not-exist:2 gb -p hi
+	expect_rc 72
+	expect_no_box .
+}
+
+tcase bad_box_dir_is_66
+t_bad_box_dir_is_66() {
+	gb --box-dir "$PWD/no-such-dir" -p hi
+	expect_error 66
+	mkdir locked && chmod 000 locked
+	gb --box-dir "$PWD/locked" -p hi
+	chmod 755 locked
+	expect_error 66
+	expect_no_box locked
+	touch afile
+	gb --box-dir "$PWD/afile" -p hi
+	expect_error 66
+}
+
+tcase usage_errors_are_64
+t_usage_errors_are_64() {
+	gb --box-frob
+	expect_error 64
+	gb --box-frob -p hi
+	expect_error 64
+	gb --box-dir
+	expect_error 64
+	gb --box-image
+	expect_error 64
+	expect_no_box .
+}
+
+tcase mcp_list_subcommand
+t_mcp_list_subcommand() {
+	local id
+	gb -p hi
+	expect_ok
+	box_of .
+	id=$BOX
+	gb mcp list
+	expect_ok
+	expect_args mcp list
+	expect_eq "$(rget stdout.tty)" no "stdout TTY for mcp list"
+	box_of .
+	expect_eq "$BOX" "$id" "box for mcp list"
+}
+
+# ---------------------------------------------------------------------------
+# Runner.
+# ---------------------------------------------------------------------------
+n=0
+for name in "${TESTS[@]}"; do
+	if [ -n "${GB_IT_ONLY:-}" ] && ! [[ $name =~ $GB_IT_ONLY ]]; then continue; fi
+	n=$((n + 1))
+	T=$TESTROOT/$(printf '%02d' $n)-$name
+	mkdir -p "$T/p"
+	t0=$(now_ms)
+	(
+		cd "$T/p" || exit 1
+		"t_$name"
+	) </dev/null >"$T/log" 2>&1
+	rc=$?
+	t1=$(now_ms)
+	[ -z "${GB_IT_KEEP:-}" ] && remove_boxes_under "$T"
+	tmux -L "$TMUX_SOCKET" kill-server >/dev/null 2>&1
+	secs=$(printf '%d.%01d' $(((t1 - t0) / 1000)) $((((t1 - t0) % 1000) / 100)))
+	case $rc in
+	0)
+		PASSED=$((PASSED + 1))
+		echo "ok   $n $name (${secs}s)"
+		[ -n "${GB_IT_VERBOSE:-}" ] && sed 's/^/    /' "$T/log"
+		;;
+	77)
+		SKIPPED=$((SKIPPED + 1))
+		echo "skip $n $name: $(grep '^SKIP: ' "$T/log" | tail -n 1 | cut -c7-)"
+		;;
+	*)
+		FAILED=$((FAILED + 1))
+		FAILED_NAMES+=("$name")
+		echo "FAIL $n $name (${secs}s)"
+		sed 's/^/    /' "$T/log"
+		;;
+	esac
+done
+
+final_cleanup
+trap - INT TERM
+[ $FAILED -gt 0 ] && echo "failed: ${FAILED_NAMES[*]}"
+summary
+[ $FAILED -eq 0 ]
