@@ -20,10 +20,10 @@ ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(CFLAGS_EXTRA) -Iinclude $(DEPS_C
 	-DGEMINI_BOX_VERSION='"$(VERSION)"' -MMD -MP
 
 BUILD = build
-LIB_SRCS = src/args.c src/boxid.c src/envsel.c src/error.c src/inspect.c src/plan.c \
-	src/podman.c src/quote.c src/strv.c
+LIB_SRCS = src/args.c src/boxid.c src/build.c src/commands.c src/envsel.c src/error.c \
+	src/inspect.c src/plan.c src/podman.c src/quote.c src/report.c src/settings.c src/strv.c
 LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
-UNIT_TESTS = args boxid envsel inspect plan podman quote
+UNIT_TESTS = args boxid build envsel inspect plan podman quote report settings
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test_%)
 
 .PHONY: all deps test unit-test integration-test man-check memcheck sanitize install uninstall \

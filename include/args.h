@@ -9,10 +9,29 @@
 #include "error.h"
 #include "strv.h"
 
+/* What one invocation does: run gemini (the default) or manage the box. */
+enum box_command {
+	CMD_RUN,
+	CMD_HELP,
+	CMD_VERSION,
+	CMD_CONFIG,
+	CMD_STATUS,
+	CMD_LIST,
+	CMD_STOP,
+	CMD_RM,
+	CMD_RECREATE,
+	CMD_PRUNE,
+	CMD_SHELL,
+	CMD_BUILD,
+};
+
 struct box_options {
-	bool help;
-	bool version;
+	enum box_command command;
+	const char *command_option; /* the option that chose it, for messages */
 	bool dry_run;
+	bool json;               /* --box-json */
+	bool yes;                /* --box-yes */
+	bool root;               /* --box-root */
 	const char *dir;         /* --box-dir, or NULL; points into argv */
 	const char *image;       /* --box-image, or NULL; points into argv */
 	struct strv gemini_args; /* everything else, unchanged and in order */
@@ -21,7 +40,9 @@ struct box_options {
 /* Parses argv (argv[0] is the program). gemini-box's options all start with
  * --box- and may stand anywhere before the first "--", which ends them and is
  * not passed on. Words that are values of gemini's options (the prompt in
- * `-p --box-help`) are gemini's. Fails with EXIT_BOX_USAGE. */
+ * `-p --box-help`) are gemini's. At most one command option may be given,
+ * modifiers only with the commands they modify, and gemini arguments only
+ * with a run. Fails with EXIT_BOX_USAGE. */
 int box_options_parse(int argc, char *const argv[], struct box_options *o, struct gb_error *err);
 void box_options_clear(struct box_options *o);
 

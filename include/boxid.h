@@ -7,9 +7,10 @@
 #include "error.h"
 
 /* Labels every box carries; boxes are found by these, never by name pattern. */
-#define BOX_LABEL_DIR     "gemini-box.dir"
-#define BOX_LABEL_VERSION "gemini-box.version"
-#define BOX_LABEL_IMAGE   "gemini-box.image"
+#define BOX_LABEL_DIR      "gemini-box.dir"
+#define BOX_LABEL_VERSION  "gemini-box.version"
+#define BOX_LABEL_IMAGE    "gemini-box.image"
+#define BOX_LABEL_SETTINGS "gemini-box.settings"
 
 #define BOX_NAME_PREFIX "gemini-box-"
 /* podman accepts longer names; a DNS label's length keeps them usable as hostnames. */

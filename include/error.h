@@ -9,12 +9,14 @@
  * status is gemini's own, or podman exec's 125-127, passed through. */
 enum box_exit {
 	EXIT_BOX_OK = 0,
+	EXIT_BOX_DECLINED = 1,  /* a removal was not confirmed */
 	EXIT_BOX_USAGE = 64,    /* bad gemini-box option */
 	EXIT_BOX_NODIR = 66,    /* box directory missing or unreadable */
 	EXIT_BOX_NOPODMAN = 69, /* podman not found */
 	EXIT_BOX_INTERNAL = 70, /* out of memory, fork failed, ... */
 	EXIT_BOX_PODMAN = 71,   /* a podman step before the final exec failed */
 	EXIT_BOX_IMAGE = 72,    /* image absent and pulling it failed */
+	EXIT_BOX_CONFIG = 78,   /* a settings file or variable is wrong */
 };
 
 struct gb_error {

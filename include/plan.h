@@ -1,11 +1,13 @@
-/* plan: the podman commands one run needs, computed from what was asked and
- * what was observed, without running anything. */
+/* plan: the podman commands one gemini-box invocation needs, computed from
+ * what was asked, the settings and what was observed, without running
+ * anything. --box-dry-run prints a plan; the imperative shell runs it. */
 #ifndef GEMINI_BOX_PLAN_H
 #define GEMINI_BOX_PLAN_H
 
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "settings.h"
 #include "strv.h"
 
 enum box_state {
@@ -17,16 +19,16 @@ enum box_state {
 
 /* Everything a box and a run into it are made of. Pointers are borrowed. */
 struct box_spec {
-	const char *podman;  /* podman executable */
-	const char *name;    /* box name */
-	const char *dir;     /* canonical box directory, mounted at the same path */
-	const char *workdir; /* where gemini runs, inside dir */
-	const char *image;
+	const char *podman;      /* podman executable */
+	const char *name;        /* box name */
+	const char *dir;         /* canonical box directory, mounted at the same path */
+	const char *workdir;     /* where gemini runs, inside dir */
+	const char *image;       /* the image to create from (built or configured) */
 	const char *version;     /* gemini-box's, recorded in a label */
-	const char *gemini_home; /* host ~/.gemini (canonical), mounted at box_home/.gemini */
-	const char *box_home;    /* the image user's home, /home/node */
-	const char *box_user;    /* the image user as uid:gid, 1000:1000 */
-	bool rootless;           /* keep-id only works rootless */
+	const char *gemini_home; /* host ~/.gemini (canonical), mounted at home/.gemini */
+	const struct settings *settings;
+	const char *settings_digest; /* recorded in a label, to see drift */
+	bool rootless;               /* keep-id only works rootless */
 	bool tty;
 	char *const *env_names; /* forwarded by name only */
 	size_t n_env;
@@ -34,33 +36,57 @@ struct box_spec {
 	size_t n_args;
 };
 
-enum step_kind { STEP_PULL, STEP_CREATE, STEP_START, STEP_UNPAUSE, STEP_EXEC };
+enum step_kind {
+	STEP_BUILD,
+	STEP_PULL,
+	STEP_CREATE,
+	STEP_START,
+	STEP_UNPAUSE,
+	STEP_STOP,
+	STEP_REMOVE,
+	STEP_EXEC, /* replaces gemini-box; always last */
+};
 
 struct step {
 	enum step_kind kind;
 	struct strv argv;
 };
 
-#define PLAN_MAX_STEPS 4
-
-/* The steps in order; the last is always STEP_EXEC, which replaces gemini-box. */
 struct plan {
-	struct step steps[PLAN_MAX_STEPS];
+	struct step *steps;
 	size_t n;
 };
 
-void plan_build(const struct box_spec *spec, enum box_state state, bool image_present,
-                struct plan *plan);
+#define PLAN_INIT                                                                                  \
+	{                                                                                          \
+		NULL, 0                                                                            \
+	}
+
+/* Appends a step and returns its (empty) argv to fill. */
+struct strv *plan_add(struct plan *plan, enum step_kind kind);
 void plan_clear(struct plan *plan);
 /* Writes each step as one shell-quoted line. */
 void plan_print(const struct plan *plan, FILE *out);
 
+/* The steps that bring a box from state to running (pull and create when
+ * absent), without the final exec. */
+void plan_bring_up(struct plan *plan, const struct box_spec *spec, enum box_state state,
+                   bool image_present);
+/* bring_up, then podman exec gemini. */
+void plan_run(struct plan *plan, const struct box_spec *spec, enum box_state state,
+              bool image_present);
+
 /* The argv of each kind of step (podman first). */
 void podman_pull_argv(const struct box_spec *spec, struct strv *argv);
 void podman_create_argv(const struct box_spec *spec, struct strv *argv);
-void podman_start_argv(const struct box_spec *spec, struct strv *argv);
-void podman_unpause_argv(const struct box_spec *spec, struct strv *argv);
 void podman_exec_argv(const struct box_spec *spec, struct strv *argv);
+/* podman exec of an interactive shell in the box, as its user or as root. */
+void podman_shell_argv(const struct box_spec *spec, bool root, struct strv *argv);
+/* podman build of a containerfile into tag, with its directory as context. */
+void podman_build_argv(const char *podman, const char *containerfile, const char *tag,
+                       const char *base_image, struct strv *argv);
+/* podman NAME-only verbs: start, stop, unpause, rm -f. */
+void podman_verb_argv(const char *podman, enum step_kind kind, const char *name, struct strv *argv);
 
 /* A --mount value binding source to target, quoted as podman's CSV parser
  * needs so that commas, quotes and newlines in paths survive. */

@@ -191,16 +191,30 @@ bool terminal_wanted(struct gemini_intent intent, bool stdin_tty, bool stdout_tt
 }
 
 /* gemini-box's own options. */
-enum box_opt { BOX_HELP, BOX_VERSION, BOX_DRY_RUN, BOX_DIR, BOX_IMAGE };
+enum box_opt_kind { OPT_COMMAND, OPT_MODIFIER, OPT_WITH_VALUE };
 
 static const struct {
 	const char *name;
-	enum box_opt id;
-	bool has_value;
+	enum box_opt_kind kind;
+	enum box_command command; /* for OPT_COMMAND */
 } box_opts[] = {
-	{ "--box-help", BOX_HELP, false },       { "--box-version", BOX_VERSION, false },
-	{ "--box-dry-run", BOX_DRY_RUN, false }, { "--box-dir", BOX_DIR, true },
-	{ "--box-image", BOX_IMAGE, true },
+	{ "--box-help", OPT_COMMAND, CMD_HELP },
+	{ "--box-version", OPT_COMMAND, CMD_VERSION },
+	{ "--box-config", OPT_COMMAND, CMD_CONFIG },
+	{ "--box-status", OPT_COMMAND, CMD_STATUS },
+	{ "--box-list", OPT_COMMAND, CMD_LIST },
+	{ "--box-stop", OPT_COMMAND, CMD_STOP },
+	{ "--box-rm", OPT_COMMAND, CMD_RM },
+	{ "--box-recreate", OPT_COMMAND, CMD_RECREATE },
+	{ "--box-prune", OPT_COMMAND, CMD_PRUNE },
+	{ "--box-shell", OPT_COMMAND, CMD_SHELL },
+	{ "--box-build", OPT_COMMAND, CMD_BUILD },
+	{ "--box-dry-run", OPT_MODIFIER, CMD_RUN },
+	{ "--box-json", OPT_MODIFIER, CMD_RUN },
+	{ "--box-yes", OPT_MODIFIER, CMD_RUN },
+	{ "--box-root", OPT_MODIFIER, CMD_RUN },
+	{ "--box-dir", OPT_WITH_VALUE, CMD_RUN },
+	{ "--box-image", OPT_WITH_VALUE, CMD_RUN },
 };
 
 static bool is_box_word(const char *w)
@@ -216,29 +230,41 @@ static int parse_box_word(int argc, char *const argv[], int *i, struct box_optio
 	size_t len = eq ? (size_t)(eq - w) : strlen(w);
 
 	for (size_t k = 0; k < COUNT(box_opts); k++) {
-		if (strlen(box_opts[k].name) != len || strncmp(w, box_opts[k].name, len) != 0)
+		const char *name = box_opts[k].name;
+		if (strlen(name) != len || strncmp(w, name, len) != 0)
 			continue;
 		const char *value = NULL;
-		if (box_opts[k].has_value) {
+		if (box_opts[k].kind == OPT_WITH_VALUE) {
 			if (eq)
 				value = eq + 1;
 			else if (*i + 1 < argc)
 				value = argv[++*i];
 			if (!value || !*value)
 				return gb_fail(err, EXIT_BOX_USAGE,
-				               "%s needs a value; see gemini-box --box-help",
-				               box_opts[k].name);
+				               "%s needs a value; see gemini-box --box-help", name);
 		} else if (eq) {
 			return gb_fail(err, EXIT_BOX_USAGE,
-			               "%s takes no value; see gemini-box --box-help",
-			               box_opts[k].name);
+			               "%s takes no value; see gemini-box --box-help", name);
 		}
-		switch (box_opts[k].id) {
-		case BOX_HELP: o->help = true; break;
-		case BOX_VERSION: o->version = true; break;
-		case BOX_DRY_RUN: o->dry_run = true; break;
-		case BOX_DIR: o->dir = value; break;
-		case BOX_IMAGE: o->image = value; break;
+		if (box_opts[k].kind == OPT_COMMAND) {
+			if (o->command != CMD_RUN && o->command != box_opts[k].command)
+				return gb_fail(err, EXIT_BOX_USAGE,
+				               "%s and %s cannot be combined; give one of them",
+				               o->command_option, name);
+			o->command = box_opts[k].command;
+			o->command_option = name;
+		} else if (strcmp(name, "--box-dry-run") == 0) {
+			o->dry_run = true;
+		} else if (strcmp(name, "--box-json") == 0) {
+			o->json = true;
+		} else if (strcmp(name, "--box-yes") == 0) {
+			o->yes = true;
+		} else if (strcmp(name, "--box-root") == 0) {
+			o->root = true;
+		} else if (strcmp(name, "--box-dir") == 0) {
+			o->dir = value;
+		} else {
+			o->image = value;
 		}
 		return 0;
 	}
@@ -252,6 +278,30 @@ static int parse_box_word(int argc, char *const argv[], int *i, struct box_optio
 	free(quoted);
 	free(name);
 	return -1;
+}
+
+/* Modifiers make sense only with some commands; saying so beats ignoring them. */
+static int check_combination(const struct box_options *o, struct gb_error *err)
+{
+	enum box_command c = o->command;
+	if (o->json && c != CMD_LIST && c != CMD_CONFIG && c != CMD_STATUS)
+		return gb_fail(err, EXIT_BOX_USAGE,
+		               "--box-json goes with --box-list, --box-status or --box-config");
+	if (o->yes && c != CMD_RM && c != CMD_RECREATE && c != CMD_PRUNE)
+		return gb_fail(err, EXIT_BOX_USAGE,
+		               "--box-yes goes with --box-rm, --box-recreate or --box-prune");
+	if (o->root && c != CMD_SHELL)
+		return gb_fail(err, EXIT_BOX_USAGE, "--box-root goes with --box-shell");
+	if (c != CMD_RUN && c != CMD_HELP && c != CMD_VERSION && o->gemini_args.n > 0) {
+		char *q = shell_quote(o->gemini_args.v[0]);
+		gb_fail(err, EXIT_BOX_USAGE,
+		        "%s runs no gemini, so it takes no other arguments (got %s); see "
+		        "gemini-box --box-help",
+		        o->command_option, q);
+		free(q);
+		return -1;
+	}
+	return 0;
 }
 
 int box_options_parse(int argc, char *const argv[], struct box_options *o, struct gb_error *err)
@@ -279,6 +329,10 @@ int box_options_parse(int argc, char *const argv[], struct box_options *o, struc
 	}
 	for (; i < argc; i++)
 		strv_push(&o->gemini_args, argv[i]);
+	if (check_combination(o, err) < 0) {
+		box_options_clear(o);
+		return -1;
+	}
 	return 0;
 }
 

@@ -23,6 +23,16 @@ static char *string_at(const cJSON *obj, const char *key)
 	return cJSON_IsString(v) && v->valuestring ? xstrdup(v->valuestring) : NULL;
 }
 
+static void read_labels(const cJSON *labels, struct box_info *info)
+{
+	if (!cJSON_IsObject(labels))
+		return;
+	info->label_dir = string_at(labels, BOX_LABEL_DIR);
+	info->label_image = string_at(labels, BOX_LABEL_IMAGE);
+	info->label_settings = string_at(labels, BOX_LABEL_SETTINGS);
+	info->label_version = string_at(labels, BOX_LABEL_VERSION);
+}
+
 int inspect_parse(const char *json, struct box_info *info, struct gb_error *err)
 {
 	memset(info, 0, sizeof(*info));
@@ -42,19 +52,21 @@ int inspect_parse(const char *json, struct box_info *info, struct gb_error *err)
 	}
 	const cJSON *state = cJSON_GetObjectItemCaseSensitive(box, "State");
 	info->id = string_at(box, "Id");
-	info->status = state ? string_at(state, "Status") : NULL;
+	info->status = cJSON_IsObject(state) ? string_at(state, "Status") : NULL;
 	if (!info->id || !info->status) {
 		cJSON_Delete(root);
 		box_info_clear(info);
-		return gb_fail(err, EXIT_BOX_PODMAN,
-		               "podman container inspect gave no Id or State.Status; is this "
-		               "podman too old?");
+		return gb_fail(
+		        err, EXIT_BOX_PODMAN,
+		        "podman container inspect gave no Id or State.Status; is this podman "
+		        "too old?");
 	}
 	info->state = box_state_of_status(info->status);
+	info->name = string_at(box, "Name");
+	info->created = string_at(box, "Created");
 	const cJSON *config = cJSON_GetObjectItemCaseSensitive(box, "Config");
-	const cJSON *labels = config ? cJSON_GetObjectItemCaseSensitive(config, "Labels") : NULL;
-	if (cJSON_IsObject(labels))
-		info->label_dir = string_at(labels, BOX_LABEL_DIR);
+	if (cJSON_IsObject(config))
+		read_labels(cJSON_GetObjectItemCaseSensitive(config, "Labels"), info);
 	cJSON_Delete(root);
 	return 0;
 }
@@ -62,8 +74,59 @@ int inspect_parse(const char *json, struct box_info *info, struct gb_error *err)
 void box_info_clear(struct box_info *info)
 {
 	free(info->id);
+	free(info->name);
 	free(info->status);
+	free(info->created);
 	free(info->label_dir);
+	free(info->label_image);
+	free(info->label_settings);
+	free(info->label_version);
 	memset(info, 0, sizeof(*info));
 	info->state = BOX_ABSENT;
+}
+
+int box_list_parse(const char *json, struct box_info **boxes, size_t *n, struct gb_error *err)
+{
+	*boxes = NULL;
+	*n = 0;
+	cJSON *root = cJSON_Parse(json);
+	if (!cJSON_IsArray(root)) {
+		cJSON_Delete(root);
+		return gb_fail(
+		        err, EXIT_BOX_PODMAN,
+		        "podman ps printed no JSON array; is podman working? try podman info");
+	}
+	size_t count = (size_t)cJSON_GetArraySize(root);
+	struct box_info *list = xmalloc((count ? count : 1) * sizeof(*list));
+	size_t k = 0;
+	for (const cJSON *c = root->child; c; c = c->next) {
+		struct box_info *b = &list[k];
+		memset(b, 0, sizeof(*b));
+		b->id = string_at(c, "Id");
+		b->status = string_at(c, "State");
+		const cJSON *names = cJSON_GetObjectItemCaseSensitive(c, "Names");
+		const cJSON *first = cJSON_IsArray(names) ? cJSON_GetArrayItem(names, 0) : NULL;
+		b->name = cJSON_IsString(first) ? xstrdup(first->valuestring) : NULL;
+		const cJSON *created = cJSON_GetObjectItemCaseSensitive(c, "Created");
+		if (cJSON_IsNumber(created))
+			b->created = xasprintf("%.0f", created->valuedouble);
+		read_labels(cJSON_GetObjectItemCaseSensitive(c, "Labels"), b);
+		if (!b->id || !b->status || !b->name) {
+			box_info_clear(b);
+			continue; /* not a container podman describes fully: skip it */
+		}
+		b->state = box_state_of_status(b->status);
+		k++;
+	}
+	cJSON_Delete(root);
+	*boxes = list;
+	*n = k;
+	return 0;
+}
+
+void box_list_free(struct box_info *boxes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		box_info_clear(&boxes[i]);
+	free(boxes);
 }

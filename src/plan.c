@@ -36,6 +36,14 @@ char *bind_mount_arg(const char *source, const char *target, bool readonly)
 	return arg;
 }
 
+static void push_mount(struct strv *argv, const char *source, const char *target, bool readonly)
+{
+	char *m = bind_mount_arg(source, target, readonly);
+	strv_push(argv, "--mount");
+	strv_push(argv, m);
+	free(m);
+}
+
 void podman_pull_argv(const struct box_spec *s, struct strv *argv)
 {
 	strv_push(argv, s->podman);
@@ -45,6 +53,7 @@ void podman_pull_argv(const struct box_spec *s, struct strv *argv)
 
 void podman_create_argv(const struct box_spec *s, struct strv *argv)
 {
+	const struct settings *st = s->settings;
 	strv_push(argv, s->podman);
 	strv_push(argv, "create");
 	strv_pushf(argv, "--name=%s", s->name);
@@ -52,57 +61,73 @@ void podman_create_argv(const struct box_spec *s, struct strv *argv)
 	strv_pushf(argv, "--label=%s=%s", BOX_LABEL_DIR, s->dir);
 	strv_pushf(argv, "--label=%s=%s", BOX_LABEL_VERSION, s->version);
 	strv_pushf(argv, "--label=%s=%s", BOX_LABEL_IMAGE, s->image);
+	strv_pushf(argv, "--label=%s=%s", BOX_LABEL_SETTINGS, s->settings_digest);
 	if (s->rootless) {
 		/* The caller's uid becomes the image user's, so the agent's files are the caller's.
 		 */
-		const char *colon = strchr(s->box_user, ':');
-		int uid_len = colon ? (int)(colon - s->box_user) : (int)strlen(s->box_user);
-		const char *gid = colon ? colon + 1 : s->box_user;
-		strv_pushf(argv, "--userns=keep-id:uid=%.*s,gid=%s", uid_len, s->box_user, gid);
-		strv_pushf(argv, "--user=%s", s->box_user);
+		const char *user = st->user.value;
+		const char *colon = strchr(user, ':');
+		strv_pushf(argv, "--userns=keep-id:uid=%.*s,gid=%s", (int)(colon - user), user,
+		           colon + 1);
+		strv_pushf(argv, "--user=%s", user);
 	}
+	if (strcmp(st->network.value, "host") == 0)
+		strv_push(argv, "--network=host");
+	else if (strcmp(st->network.value, "none") == 0)
+		strv_push(argv, "--network=none");
+	if (st->runtime.value)
+		strv_pushf(argv, "--runtime=%s", st->runtime.value);
+	/* Published ports listen on the host's loopback only, not on its network. */
+	for (size_t i = 0; i < st->ports.n; i++)
+		strv_pushf(argv, "--publish=127.0.0.1:%s", st->ports.v[i].value);
 	/* The main process must outlive every run and never be gemini: podman's
 	 * init reaps zombies and stops the box promptly on SIGTERM. */
 	strv_push(argv, "--init");
 	strv_push(argv, "--entrypoint=sleep");
-	strv_push(argv, "--mount");
-	char *m = bind_mount_arg(s->dir, s->dir, false);
-	strv_push(argv, m);
-	free(m);
-	strv_push(argv, "--mount");
-	char *home_gemini = xasprintf("%s/.gemini", s->box_home);
-	m = bind_mount_arg(s->gemini_home, home_gemini, false);
-	strv_push(argv, m);
-	free(m);
+	push_mount(argv, s->dir, s->dir, false);
+	char *home_gemini = xasprintf("%s/.gemini", st->home.value);
+	push_mount(argv, s->gemini_home, home_gemini, false);
 	free(home_gemini);
+	for (size_t i = 0; i < st->n_mounts; i++)
+		push_mount(argv, st->mounts[i].source, st->mounts[i].target,
+		           st->mounts[i].readonly);
+	for (size_t i = 0; i < st->podman_args.n; i++)
+		strv_push(argv, st->podman_args.v[i].value);
 	strv_push(argv, s->image);
 	strv_push(argv, "infinity");
 }
 
-void podman_start_argv(const struct box_spec *s, struct strv *argv)
+void podman_verb_argv(const char *podman, enum step_kind kind, const char *name, struct strv *argv)
 {
-	strv_push(argv, s->podman);
-	strv_push(argv, "start");
-	strv_push(argv, s->name);
+	strv_push(argv, podman);
+	switch (kind) {
+	case STEP_START: strv_push(argv, "start"); break;
+	case STEP_UNPAUSE: strv_push(argv, "unpause"); break;
+	case STEP_STOP: strv_push(argv, "stop"); break;
+	case STEP_REMOVE:
+		strv_push(argv, "rm");
+		strv_push(argv, "--force");
+		break;
+	default: strv_push(argv, "?"); break;
+	}
+	strv_push(argv, name);
 }
 
-void podman_unpause_argv(const struct box_spec *s, struct strv *argv)
-{
-	strv_push(argv, s->podman);
-	strv_push(argv, "unpause");
-	strv_push(argv, s->name);
-}
-
-void podman_exec_argv(const struct box_spec *s, struct strv *argv)
+static void exec_prefix(const struct box_spec *s, bool tty, struct strv *argv)
 {
 	strv_push(argv, s->podman);
 	strv_push(argv, "exec");
 	strv_push(argv, "-i");
-	if (s->tty)
+	if (tty)
 		strv_push(argv, "-t");
 	/* Ctrl-P Ctrl-Q belong to gemini, not to podman's detach. */
 	strv_push(argv, "--detach-keys=");
 	strv_pushf(argv, "--workdir=%s", s->workdir);
+}
+
+void podman_exec_argv(const struct box_spec *s, struct strv *argv)
+{
+	exec_prefix(s, s->tty, argv);
 	/* Set at every exec, never at creation: gemini then never nests a sandbox. */
 	strv_pushf(argv, "--env=SANDBOX=%s", s->name);
 	for (size_t i = 0; i < s->n_env; i++)
@@ -112,36 +137,80 @@ void podman_exec_argv(const struct box_spec *s, struct strv *argv)
 	strv_pushv(argv, s->gemini_args, s->n_args);
 }
 
-static void add_step(struct plan *p, enum step_kind kind, const struct box_spec *s,
-                     void (*build)(const struct box_spec *, struct strv *))
+void podman_shell_argv(const struct box_spec *s, bool root, struct strv *argv)
 {
+	exec_prefix(s, s->tty, argv);
+	if (root)
+		strv_push(argv, "--user=root");
+	strv_pushf(argv, "--env=SANDBOX=%s", s->name);
+	for (size_t i = 0; i < s->n_env; i++)
+		strv_pushf(argv, "--env=%s", s->env_names[i]);
+	strv_push(argv, s->name);
+	/* The box's shell, not the host's: bash where the image has it. */
+	strv_push(argv, "/bin/sh");
+	strv_push(argv, "-c");
+	strv_push(argv, "if command -v bash >/dev/null 2>&1; then exec bash -l; fi; exec sh -l");
+}
+
+void podman_build_argv(const char *podman, const char *containerfile, const char *tag,
+                       const char *base_image, struct strv *argv)
+{
+	strv_push(argv, podman);
+	strv_push(argv, "build");
+	strv_pushf(argv, "--file=%s", containerfile);
+	strv_pushf(argv, "--tag=%s", tag);
+	strv_pushf(argv, "--build-arg=BASE_IMAGE=%s", base_image);
+	char *dir = xstrdup(containerfile);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	else if (slash)
+		slash[1] = '\0';
+	strv_push(argv, dir);
+	free(dir);
+}
+
+struct strv *plan_add(struct plan *p, enum step_kind kind)
+{
+	p->steps = xrealloc(p->steps, (p->n + 1) * sizeof(*p->steps));
 	struct step *st = &p->steps[p->n++];
 	st->kind = kind;
 	st->argv = (struct strv)STRV_INIT;
-	build(s, &st->argv);
+	return &st->argv;
 }
 
-void plan_build(const struct box_spec *s, enum box_state state, bool image_present, struct plan *p)
+void plan_bring_up(struct plan *p, const struct box_spec *s, enum box_state state,
+                   bool image_present)
 {
-	p->n = 0;
 	switch (state) {
 	case BOX_ABSENT:
 		if (!image_present)
-			add_step(p, STEP_PULL, s, podman_pull_argv);
-		add_step(p, STEP_CREATE, s, podman_create_argv);
-		add_step(p, STEP_START, s, podman_start_argv);
+			podman_pull_argv(s, plan_add(p, STEP_PULL));
+		podman_create_argv(s, plan_add(p, STEP_CREATE));
+		podman_verb_argv(s->podman, STEP_START, s->name, plan_add(p, STEP_START));
 		break;
-	case BOX_STOPPED: add_step(p, STEP_START, s, podman_start_argv); break;
-	case BOX_PAUSED: add_step(p, STEP_UNPAUSE, s, podman_unpause_argv); break;
+	case BOX_STOPPED:
+		podman_verb_argv(s->podman, STEP_START, s->name, plan_add(p, STEP_START));
+		break;
+	case BOX_PAUSED:
+		podman_verb_argv(s->podman, STEP_UNPAUSE, s->name, plan_add(p, STEP_UNPAUSE));
+		break;
 	case BOX_RUNNING: break;
 	}
-	add_step(p, STEP_EXEC, s, podman_exec_argv);
+}
+
+void plan_run(struct plan *p, const struct box_spec *s, enum box_state state, bool image_present)
+{
+	plan_bring_up(p, s, state, image_present);
+	podman_exec_argv(s, plan_add(p, STEP_EXEC));
 }
 
 void plan_clear(struct plan *p)
 {
 	for (size_t i = 0; i < p->n; i++)
 		strv_clear(&p->steps[i].argv);
+	free(p->steps);
+	p->steps = NULL;
 	p->n = 0;
 }
 

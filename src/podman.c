@@ -70,9 +70,10 @@ static void close_pair(int fds[2])
 			close(fds[i]);
 }
 
-int run_command(char *const argv[], bool capture_stderr, struct run_result *r, struct gb_error *err)
+int run_command(char *const argv[], enum run_mode mode, struct run_result *r, struct gb_error *err)
 {
 	memset(r, 0, sizeof(*r));
+	bool capture_stderr = mode == RUN_CAPTURE;
 	/* exec_pipe carries the child's errno if execv fails; a successful exec
 	 * closes it (O_CLOEXEC), so "cannot run" and "ran and exited 127" differ. */
 	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
@@ -97,7 +98,7 @@ int run_command(char *const argv[], bool capture_stderr, struct run_result *r, s
 		int devnull = open("/dev/null", O_RDONLY);
 		if (devnull >= 0)
 			dup2(devnull, STDIN_FILENO);
-		dup2(out_pipe[1], STDOUT_FILENO);
+		dup2(mode == RUN_SHOW ? STDERR_FILENO : out_pipe[1], STDOUT_FILENO);
 		if (capture_stderr)
 			dup2(err_pipe[1], STDERR_FILENO);
 		execv(argv[0], argv);
@@ -134,7 +135,7 @@ int run_command(char *const argv[], bool capture_stderr, struct run_result *r, s
 	}
 	r->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 	r->out = buf_take(&out);
-	r->err = capture_stderr ? buf_take(&errb) : NULL;
+	r->err = buf_take(&errb);
 	return 0;
 }
 

@@ -166,7 +166,8 @@ static void test_parse_passes_gemini_args_unchanged(void **state)
 	for (size_t i = 0; i < 8; i++)
 		assert_string_equal(o.gemini_args.v[i], argv[i + 1]);
 	assert_null(o.gemini_args.v[8]);
-	assert_false(o.dry_run || o.help || o.version);
+	assert_false(o.dry_run);
+	assert_int_equal(o.command, CMD_RUN);
 	assert_null(o.dir);
 	assert_null(o.image);
 	box_options_clear(&o);
@@ -198,7 +199,7 @@ static void test_parse_double_dash_ends_box_options(void **state)
 	struct gb_error err = GB_ERROR_INIT;
 	assert_int_equal(box_options_parse(ARGC(argv) - 1, argv, &o, &err), 0);
 	assert_true(o.dry_run);
-	assert_false(o.help);
+	assert_int_equal(o.command, CMD_RUN);
 	assert_int_equal(o.gemini_args.n, 3);
 	assert_string_equal(o.gemini_args.v[0], "--box-help");
 	assert_string_equal(o.gemini_args.v[1], "--");
@@ -213,24 +214,57 @@ static void test_parse_option_values_are_gemini_s(void **state)
 	struct box_options o;
 	struct gb_error err = GB_ERROR_INIT;
 	assert_int_equal(box_options_parse(ARGC(argv) - 1, argv, &o, &err), 0);
-	assert_false(o.help);
-	assert_false(o.version);
+	assert_int_equal(o.command, CMD_RUN);
 	assert_int_equal(o.gemini_args.n, 4);
 	assert_string_equal(o.gemini_args.v[1], "--box-help");
 	assert_string_equal(o.gemini_args.v[3], "--box-version");
 	box_options_clear(&o);
 }
 
-static void test_parse_flags(void **state)
+static void test_parse_commands(void **state)
 {
 	(void)state;
-	char *argv[] = { "gemini-box", "--box-help", "--box-version", NULL };
+	const struct {
+		const char *option;
+		enum box_command command;
+	} commands[] = {
+		{ "--box-help", CMD_HELP },     { "--box-version", CMD_VERSION },
+		{ "--box-config", CMD_CONFIG }, { "--box-status", CMD_STATUS },
+		{ "--box-list", CMD_LIST },     { "--box-stop", CMD_STOP },
+		{ "--box-rm", CMD_RM },         { "--box-recreate", CMD_RECREATE },
+		{ "--box-prune", CMD_PRUNE },   { "--box-shell", CMD_SHELL },
+		{ "--box-build", CMD_BUILD },
+	};
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++) {
+		char *argv[] = { "gemini-box", (char *)(uintptr_t)commands[i].option, NULL };
+		struct box_options o;
+		struct gb_error err = GB_ERROR_INIT;
+		assert_int_equal(box_options_parse(2, argv, &o, &err), 0);
+		assert_int_equal(o.command, commands[i].command);
+		assert_string_equal(o.command_option, commands[i].option);
+		box_options_clear(&o);
+	}
+	/* The same command twice is fine; modifiers go with their commands. */
+	char *argv[] = { "gemini-box", "--box-rm", "--box-yes", "--box-rm", "--box-dry-run", NULL };
 	struct box_options o;
 	struct gb_error err = GB_ERROR_INIT;
 	assert_int_equal(box_options_parse(ARGC(argv) - 1, argv, &o, &err), 0);
-	assert_true(o.help);
-	assert_true(o.version);
-	assert_int_equal(o.gemini_args.n, 0);
+	assert_int_equal(o.command, CMD_RM);
+	assert_true(o.yes);
+	assert_true(o.dry_run);
+	box_options_clear(&o);
+	char *shell[] = { "gemini-box", "--box-root", "--box-shell", NULL };
+	assert_int_equal(box_options_parse(ARGC(shell) - 1, shell, &o, &err), 0);
+	assert_true(o.root);
+	box_options_clear(&o);
+	char *list[] = { "gemini-box", "--box-list", "--box-json", NULL };
+	assert_int_equal(box_options_parse(ARGC(list) - 1, list, &o, &err), 0);
+	assert_true(o.json);
+	box_options_clear(&o);
+	/* --box-help may come with gemini's words: they are ignored, not an error. */
+	char *help[] = { "gemini-box", "-p", "x", "--box-help", NULL };
+	assert_int_equal(box_options_parse(ARGC(help) - 1, help, &o, &err), 0);
+	assert_int_equal(o.command, CMD_HELP);
 	box_options_clear(&o);
 }
 
@@ -265,7 +299,19 @@ static void test_parse_errors(void **state)
 	char *partial[] = { "gemini-box", "--box-dry", NULL };
 	expect_usage_error(partial, 2, "unknown option");
 	char *newline[] = { "gemini-box", "--box-a\nb", NULL };
-	expect_usage_error(newline, 2, "unknown option");
+	expect_usage_error(newline, 2, "unknown option $'--box-a\\nb'");
+	char *two[] = { "gemini-box", "--box-rm", "--box-stop", NULL };
+	expect_usage_error(two, 3, "--box-rm and --box-stop cannot be combined");
+	char *help_version[] = { "gemini-box", "--box-help", "--box-version", NULL };
+	expect_usage_error(help_version, 3, "cannot be combined");
+	char *json[] = { "gemini-box", "--box-json", NULL };
+	expect_usage_error(json, 2, "--box-json goes with");
+	char *yes[] = { "gemini-box", "--box-stop", "--box-yes", NULL };
+	expect_usage_error(yes, 3, "--box-yes goes with");
+	char *root[] = { "gemini-box", "--box-root", NULL };
+	expect_usage_error(root, 2, "--box-root goes with --box-shell");
+	char *extra[] = { "gemini-box", "--box-status", "-p", "x", NULL };
+	expect_usage_error(extra, 4, "--box-status runs no gemini");
 }
 
 static void test_parse_many_args(void **state)
@@ -280,7 +326,7 @@ static void test_parse_many_args(void **state)
 	struct box_options o;
 	struct gb_error err = GB_ERROR_INIT;
 	assert_int_equal(box_options_parse(N + 1, argv, &o, &err), 0);
-	assert_false(o.help);
+	assert_int_equal(o.command, CMD_RUN);
 	assert_int_equal(o.gemini_args.n, N);
 	assert_true(gemini_intent_of(o.gemini_args.v, o.gemini_args.n).headless);
 	box_options_clear(&o);
@@ -297,7 +343,7 @@ int main(void)
 		cmocka_unit_test(test_parse_box_options_anywhere),
 		cmocka_unit_test(test_parse_double_dash_ends_box_options),
 		cmocka_unit_test(test_parse_option_values_are_gemini_s),
-		cmocka_unit_test(test_parse_flags),
+		cmocka_unit_test(test_parse_commands),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_many_args),
 	};

@@ -17,6 +17,22 @@
 static char *env_names[] = { "GEMINI_API_KEY", "GEMINI_CLI_IDE_SERVER_PORT", "TERM", NULL };
 static char *gemini_args[] = { "-p", "hello world", "--", "", NULL };
 
+static struct settings test_settings;
+
+static int settings_setup(void **state)
+{
+	(void)state;
+	settings_init(&test_settings);
+	return 0;
+}
+
+static int settings_teardown(void **state)
+{
+	(void)state;
+	settings_clear(&test_settings);
+	return 0;
+}
+
 static struct box_spec spec(void)
 {
 	struct box_spec s = {
@@ -27,8 +43,8 @@ static struct box_spec spec(void)
 		.image = "localhost/img:1",
 		.version = "9.9.9",
 		.gemini_home = "/home/u/.gemini",
-		.box_home = "/home/node",
-		.box_user = "1000:1000",
+		.settings = &test_settings,
+		.settings_digest = "image=0123456789ab",
 		.rootless = true,
 		.tty = false,
 		.env_names = env_names,
@@ -158,11 +174,115 @@ static void test_create_argv_other_user(void **state)
 {
 	(void)state;
 	struct box_spec s = spec();
-	s.box_user = "501:20";
+	struct settings other;
+	settings_init(&other);
+	free(other.user.value);
+	other.user.value = xstrdup("501:20");
+	s.settings = &other;
 	struct strv a = STRV_INIT;
 	podman_create_argv(&s, &a);
 	assert_has(&a, "--userns=keep-id:uid=501,gid=20");
 	assert_has(&a, "--user=501:20");
+	strv_clear(&a);
+	settings_clear(&other);
+}
+
+static void test_create_argv_from_settings(void **state)
+{
+	(void)state;
+	struct settings st;
+	settings_init(&st);
+	free(st.network.value);
+	st.network.value = xstrdup("host");
+	st.runtime.value = xstrdup("runsc");
+	free(st.home.value);
+	st.home.value = xstrdup("/root");
+	st.mounts = xmalloc(sizeof(*st.mounts));
+	st.mounts[0].source = xstrdup("/data,x");
+	st.mounts[0].target = xstrdup("/data");
+	st.mounts[0].readonly = true;
+	st.n_mounts = 1;
+	struct origin o = { ORIGIN_USER, NULL };
+	struct list_item port = { xstrdup("8080:80"), o },
+	                 arg = { xstrdup("--cap-add=NET_RAW"), o };
+	st.ports.v = xmalloc(sizeof(port));
+	st.ports.v[0] = port;
+	st.ports.n = 1;
+	st.podman_args.v = xmalloc(sizeof(arg));
+	st.podman_args.v[0] = arg;
+	st.podman_args.n = 1;
+	struct box_spec s = spec();
+	s.settings = &st;
+	struct strv a = STRV_INIT;
+	podman_create_argv(&s, &a);
+	assert_has(&a, "--network=host");
+	assert_has(&a, "--runtime=runsc");
+	assert_has(&a, "--publish=127.0.0.1:8080:80");
+	assert_has(&a, "--label=" BOX_LABEL_SETTINGS "=image=0123456789ab");
+	assert_has(&a, "type=bind,\"source=/data,x\",\"destination=/data\",readonly=true");
+	assert_has(&a, "type=bind,\"source=/home/u/.gemini\",\"destination=/root/.gemini\"");
+	/* podman_args come last before the image, so they can add anything. */
+	assert_int_equal(index_of(&a, "--cap-add=NET_RAW"), (ssize_t)a.n - 3);
+	strv_clear(&a);
+
+	free(st.network.value);
+	st.network.value = xstrdup("none");
+	podman_create_argv(&s, &a);
+	assert_has(&a, "--network=none");
+	strv_clear(&a);
+	free(st.network.value);
+	st.network.value = xstrdup("isolated");
+	podman_create_argv(&s, &a);
+	for (size_t i = 0; i < a.n; i++)
+		assert_null(strstr(a.v[i], "--network"));
+	strv_clear(&a);
+	settings_clear(&st);
+}
+
+static void test_shell_and_build_argv(void **state)
+{
+	(void)state;
+	struct box_spec s = spec();
+	struct strv a = STRV_INIT;
+	podman_shell_argv(&s, true, &a);
+	assert_has(&a, "--user=root");
+	assert_has(&a, "--env=SANDBOX=gemini-box-proj-0123456789ab");
+	assert_int_equal(index_of(&a, "gemini"), -1);
+	assert_string_equal(a.v[a.n - 3], "/bin/sh");
+	strv_clear(&a);
+	podman_shell_argv(&s, false, &a);
+	assert_int_equal(index_of(&a, "--user=root"), -1);
+	strv_clear(&a);
+
+	podman_build_argv("/usr/bin/podman", "/p/.gemini/sandbox.Dockerfile", "localhost/x:1",
+	                  "base:2", &a);
+	const char *want[] = { "/usr/bin/podman",
+		               "build",
+		               "--file=/p/.gemini/sandbox.Dockerfile",
+		               "--tag=localhost/x:1",
+		               "--build-arg=BASE_IMAGE=base:2",
+		               "/p/.gemini" };
+	assert_int_equal(a.n, 6);
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(a.v[i], want[i]);
+	strv_clear(&a);
+}
+
+static void test_verb_argv(void **state)
+{
+	(void)state;
+	struct strv a = STRV_INIT;
+	podman_verb_argv("podman", STEP_REMOVE, "box", &a);
+	assert_int_equal(a.n, 4);
+	assert_string_equal(a.v[1], "rm");
+	assert_string_equal(a.v[2], "--force");
+	assert_string_equal(a.v[3], "box");
+	strv_clear(&a);
+	podman_verb_argv("podman", STEP_STOP, "box", &a);
+	assert_string_equal(a.v[1], "stop");
+	strv_clear(&a);
+	podman_verb_argv("podman", STEP_UNPAUSE, "box", &a);
+	assert_string_equal(a.v[1], "unpause");
 	strv_clear(&a);
 }
 
@@ -224,8 +344,8 @@ static void test_exec_argv_hostile_args_stay_words(void **state)
 static void expect_kinds(enum box_state st, bool image, const enum step_kind *kinds, size_t n)
 {
 	struct box_spec s = spec();
-	struct plan p;
-	plan_build(&s, st, image, &p);
+	struct plan p = PLAN_INIT;
+	plan_run(&p, &s, st, image);
 	assert_int_equal(p.n, n);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(p.steps[i].kind, kinds[i]);
@@ -252,8 +372,8 @@ static void test_plan_print(void **state)
 {
 	(void)state;
 	struct box_spec s = spec();
-	struct plan p;
-	plan_build(&s, BOX_STOPPED, true, &p);
+	struct plan p = PLAN_INIT;
+	plan_run(&p, &s, BOX_STOPPED, true);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -276,10 +396,13 @@ int main(void)
 		cmocka_unit_test(test_create_argv),
 		cmocka_unit_test(test_create_argv_as_root),
 		cmocka_unit_test(test_create_argv_other_user),
+		cmocka_unit_test(test_create_argv_from_settings),
+		cmocka_unit_test(test_shell_and_build_argv),
+		cmocka_unit_test(test_verb_argv),
 		cmocka_unit_test(test_exec_argv),
 		cmocka_unit_test(test_exec_argv_hostile_args_stay_words),
 		cmocka_unit_test(test_plan_per_state),
 		cmocka_unit_test(test_plan_print),
 	};
-	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("plan", tests, settings_setup, settings_teardown);
 }

@@ -1,0 +1,833 @@
+#define _GNU_SOURCE
+#include "commands.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boxid.h"
+#include "build.h"
+#include "envsel.h"
+#include "inspect.h"
+#include "plan.h"
+#include "podman.h"
+#include "quote.h"
+#include "report.h"
+#include "settings.h"
+#include "strv.h"
+
+/* Runs racing to create one box: each lost race costs one more inspect. */
+#define CREATE_ATTEMPTS       3
+#define PROJECT_SETTINGS      ".gemini/gemini-box.json"
+#define PROJECT_CONTAINERFILE ".gemini/sandbox.Dockerfile"
+/* A settings file is small; a huge one is a mistake, not a configuration. */
+#define SETTINGS_MAX_BYTES (1 << 20)
+
+extern char **environ;
+
+/* What one invocation observed about the caller, before any podman call. */
+struct app {
+	const struct box_options *o;
+	char *podman;
+	char *cwd;
+	char *home;
+	char *dir; /* the box directory; NULL for commands about every box */
+	char *gemini_home;
+	char name[BOX_NAME_SIZE];
+	char *user_file;
+	char *project_file;
+	struct settings settings;
+	char *image; /* what the box is created from: the built tag or the setting */
+	bool build_needed;
+	char *digest;
+	struct strv env_names;
+};
+
+static void app_clear(struct app *a)
+{
+	free(a->podman);
+	free(a->cwd);
+	free(a->home);
+	free(a->dir);
+	free(a->gemini_home);
+	free(a->user_file);
+	free(a->project_file);
+	settings_clear(&a->settings);
+	free(a->image);
+	free(a->digest);
+	strv_clear(&a->env_names);
+}
+
+static const char *nonempty_env(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : NULL;
+}
+
+/* Shell-quoted, so a path with a newline still reads as one line. */
+static int fail_path(struct gb_error *err, int status, const char *what, const char *path,
+                     const char *why)
+{
+	char *q = shell_quote(path);
+	gb_fail(err, status, "%s %s: %s", what, q, why);
+	free(q);
+	return -1;
+}
+
+static int find_podman(struct app *a, struct gb_error *err)
+{
+	const char *name = nonempty_env("GEMINI_BOX_PODMAN");
+	if (!name)
+		name = "podman";
+	a->podman = find_executable(name, getenv("PATH"));
+	if (a->podman)
+		return 0;
+	char *q = shell_quote(name);
+	gb_fail(err, EXIT_BOX_NOPODMAN,
+	        "podman not found (%s); install it (apt-get install podman) or set "
+	        "GEMINI_BOX_PODMAN to its path",
+	        q);
+	free(q);
+	return -1;
+}
+
+static int resolve_home(struct app *a, struct gb_error *err)
+{
+	const char *home = nonempty_env("HOME");
+	if (!home) {
+		struct passwd *pw = getpwuid(getuid());
+		home = pw ? pw->pw_dir : NULL;
+	}
+	if (!home)
+		return gb_fail(err, EXIT_BOX_NODIR, "cannot tell your home directory; set HOME");
+	a->home = realpath(home, NULL);
+	if (!a->home)
+		return fail_path(err, EXIT_BOX_NODIR, "home directory", home, strerror(errno));
+	return 0;
+}
+
+static int resolve_dirs(struct app *a, struct gb_error *err)
+{
+	char *cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return gb_fail(
+		        err, EXIT_BOX_NODIR,
+		        "cannot read the current directory (%s); cd into an existing directory",
+		        strerror(errno));
+	a->cwd = realpath(cwd, NULL);
+	free(cwd);
+	if (!a->cwd)
+		return gb_fail(err, EXIT_BOX_NODIR, "cannot resolve the current directory: %s",
+		               strerror(errno));
+
+	if (a->o->dir) {
+		a->dir = realpath(a->o->dir, NULL);
+		if (!a->dir)
+			return fail_path(err, EXIT_BOX_NODIR, "--box-dir", a->o->dir,
+			                 "no such directory; give an existing directory");
+	} else {
+		a->dir = box_dir_find(a->cwd, a->home);
+	}
+	struct stat st;
+	if (stat(a->dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return fail_path(err, EXIT_BOX_NODIR, "box directory", a->dir,
+		                 "not a directory; give a directory with --box-dir");
+	if (access(a->dir, R_OK | X_OK) < 0)
+		return fail_path(err, EXIT_BOX_NODIR, "box directory", a->dir,
+		                 "not readable; check its permissions");
+	return box_name(a->dir, a->name, err);
+}
+
+/* ~/.gemini holds gemini's settings and credentials; the box shares them. */
+static int resolve_gemini_home(struct app *a, bool create, struct gb_error *err)
+{
+	char *path = xasprintf("%s/.gemini", a->home);
+	if (create && mkdir(path, 0700) < 0 && errno != EEXIST) {
+		int e = errno;
+		fail_path(err, EXIT_BOX_NODIR, "cannot create", path, strerror(e));
+		free(path);
+		return -1;
+	}
+	a->gemini_home = realpath(path, NULL);
+	if (!a->gemini_home) {
+		if (!create) { /* a dry run shows where it would be */
+			a->gemini_home = path;
+			return 0;
+		}
+		int e = errno;
+		fail_path(err, EXIT_BOX_NODIR, "cannot use", path,
+		          e == ENOENT ? "a dangling link; remove it or point it at a directory"
+		                      : strerror(e));
+		free(path);
+		return -1;
+	}
+	free(path);
+	return 0;
+}
+
+/* Reads a settings file; a missing one is no error, *text stays NULL. */
+static int read_settings_file(const char *path, char **text, struct gb_error *err)
+{
+	*text = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		return fail_path(err, EXIT_BOX_CONFIG, "cannot read", path, strerror(errno));
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SETTINGS_MAX_BYTES) {
+		close(fd);
+		return fail_path(err, EXIT_BOX_CONFIG, "settings file", path,
+		                 "not a regular file of at most 1 MiB");
+	}
+	char *buf = xmalloc((size_t)st.st_size + 1);
+	size_t n = 0;
+	ssize_t r;
+	while (n < (size_t)st.st_size && (r = read(fd, buf + n, (size_t)st.st_size - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = '\0';
+	if (strlen(buf) != n) {
+		free(buf);
+		return fail_path(err, EXIT_BOX_CONFIG, "settings file", path,
+		                 "holds a NUL byte; it must be JSON text");
+	}
+	*text = buf;
+	return 0;
+}
+
+static int merge_file(struct app *a, const char *path, enum origin_kind kind, struct gb_error *err)
+{
+	char *text;
+	if (read_settings_file(path, &text, err) < 0)
+		return -1;
+	if (!text)
+		return 0;
+	struct settings_source src = {
+		.file = path,
+		.kind = kind,
+		.home = a->home,
+		.box_dir = a->dir,
+		.trusted = kind == ORIGIN_PROJECT && settings_trusts(&a->settings, a->dir),
+	};
+	int rc = settings_merge_json(&a->settings, text, &src, err);
+	free(text);
+	return rc;
+}
+
+static int load_settings(struct app *a, struct gb_error *err)
+{
+	settings_init(&a->settings);
+	const char *xdg = nonempty_env("XDG_CONFIG_HOME");
+	a->user_file = xdg ? xasprintf("%s/gemini-box/config.json", xdg)
+	                   : xasprintf("%s/.config/gemini-box/config.json", a->home);
+	if (merge_file(a, a->user_file, ORIGIN_USER, err) < 0)
+		return -1;
+	if (a->dir) {
+		a->project_file = xasprintf("%s/%s", a->dir, PROJECT_SETTINGS);
+		if (merge_file(a, a->project_file, ORIGIN_PROJECT, err) < 0)
+			return -1;
+	}
+	if (settings_merge_env(&a->settings, environ, err) < 0)
+		return -1;
+	if (a->o->image)
+		settings_set_option(&a->settings.image, a->o->image, "--box-image");
+
+	/* gemini-cli's own convention for a project's image recipe. */
+	if (!a->settings.containerfile.value && a->dir) {
+		char *conv = xasprintf("%s/%s", a->dir, PROJECT_CONTAINERFILE);
+		struct stat st;
+		if (stat(conv, &st) == 0 && S_ISREG(st.st_mode)) {
+			struct origin o = { ORIGIN_PROJECT, PROJECT_CONTAINERFILE };
+			a->settings.containerfile.value = realpath(conv, NULL);
+			a->settings.containerfile.origin = o;
+		}
+		free(conv);
+	}
+	return 0;
+}
+
+/* The image a box is created from: a build of the containerfile, else the setting. */
+static int resolve_image(struct app *a, struct gb_error *err)
+{
+	if (a->settings.containerfile.value) {
+		if (build_tag(a->settings.containerfile.value, a->settings.image.value, &a->image,
+		              err) < 0)
+			return -1;
+		a->build_needed = true; /* until podman says the tag exists */
+	} else {
+		a->image = xstrdup(a->settings.image.value);
+	}
+	/* The digest covers the image actually used, so a rebuilt image is drift. */
+	struct settings copy = a->settings;
+	struct str_setting image = { a->image, a->settings.image.origin };
+	copy.image = image;
+	a->digest = settings_creation_digest(&copy);
+	return 0;
+}
+
+/* Fixed env values from the settings travel like forwarded ones: by name,
+ * through podman's environment, never on a command line. The caller's own
+ * value of a forwarded variable wins over a file's. */
+static void prepare_env(struct app *a)
+{
+	const struct settings *s = &a->settings;
+	for (size_t i = 0; i < s->forward_env.n; i++)
+		if (getenv(s->forward_env.v[i].value))
+			strv_push(&a->env_names, s->forward_env.v[i].value);
+	for (size_t i = 0; i < s->n_env; i++) {
+		const char *name = s->env[i].name;
+		bool forwarded = env_name_forwarded(name);
+		for (size_t k = 0; k < s->forward_env.n && !forwarded; k++)
+			forwarded = strcmp(s->forward_env.v[k].value, name) == 0;
+		if (!(forwarded && getenv(name)))
+			setenv(name, s->env[i].value, 1);
+		strv_push(&a->env_names, name);
+	}
+	env_forward_names(environ, &a->env_names);
+	/* Sorted, once each: forward_env and env may name what envsel chose too. */
+	struct strv unique = STRV_INIT;
+	struct strv all = a->env_names;
+	for (size_t i = 0; i < all.n; i++) {
+		bool seen = false;
+		for (size_t k = 0; k < unique.n && !seen; k++)
+			seen = strcmp(unique.v[k], all.v[i]) == 0;
+		if (!seen)
+			strv_push(&unique, all.v[i]);
+	}
+	strv_clear(&a->env_names);
+	a->env_names = unique;
+}
+
+static struct box_spec app_spec(const struct app *a, bool tty)
+{
+	const struct box_options *o = a->o;
+	struct box_spec spec = {
+		.podman = a->podman,
+		.name = a->name,
+		.dir = a->dir,
+		/* gemini runs where it was typed, unless that is outside the box. */
+		.workdir = path_is_within(a->cwd, a->dir) ? a->cwd : a->dir,
+		.image = a->image,
+		.version = GEMINI_BOX_VERSION,
+		.gemini_home = a->gemini_home,
+		.settings = &a->settings,
+		.settings_digest = a->digest,
+		.rootless = geteuid() != 0,
+		.tty = tty,
+		.env_names = a->env_names.v,
+		.n_env = a->env_names.n,
+		.gemini_args = o->gemini_args.v,
+		.n_args = o->gemini_args.n,
+	};
+	return spec;
+}
+
+/* ---- podman queries ---- */
+
+static int query(const struct app *a, const char *const *words, struct run_result *r,
+                 struct gb_error *err)
+{
+	struct strv argv = STRV_INIT;
+	strv_push(&argv, a->podman);
+	for (const char *const *w = words; *w; w++)
+		strv_push(&argv, *w);
+	int rc = run_command(argv.v, RUN_CAPTURE, r, err);
+	strv_clear(&argv);
+	return rc;
+}
+
+static int inspect_box(const struct app *a, struct box_info *info, struct gb_error *err)
+{
+	const char *words[] = { "container", "inspect", a->name, NULL };
+	struct run_result r;
+	if (query(a, words, &r, err) < 0)
+		return -1;
+	/* A missing box is exit 125 with "[]" on stdout; parse before judging the status. */
+	int rc = inspect_parse(r.out, info, err);
+	if ((rc == 0 && info->state == BOX_ABSENT && r.status != 0 &&
+	     !strstr(r.err, "no such container")) ||
+	    (rc < 0 && r.status != 0)) {
+		box_info_clear(info);
+		char *msg = podman_message(r.err);
+		rc = gb_fail(err, EXIT_BOX_PODMAN,
+		             "podman container inspect failed: %s; try podman info", msg);
+		free(msg);
+	}
+	run_result_clear(&r);
+	return rc;
+}
+
+static bool image_present(const struct app *a, const char *image)
+{
+	const char *words[] = { "image", "exists", image, NULL };
+	struct run_result r;
+	struct gb_error ignored = GB_ERROR_INIT;
+	if (query(a, words, &r, &ignored) < 0) {
+		gb_error_clear(&ignored);
+		return false;
+	}
+	bool present = r.status == 0;
+	run_result_clear(&r);
+	return present;
+}
+
+static int list_boxes(const struct app *a, struct box_info **boxes, size_t *n, struct gb_error *err)
+{
+	const char *words[] = { "ps",       "--all", "--filter", "label=" BOX_LABEL_DIR,
+		                "--format", "json",  NULL };
+	struct run_result r;
+	if (query(a, words, &r, err) < 0)
+		return -1;
+	int rc;
+	if (r.status != 0) {
+		char *msg = podman_message(r.err);
+		rc = gb_fail(err, EXIT_BOX_PODMAN, "podman ps failed: %s; try podman info", msg);
+		free(msg);
+	} else {
+		rc = box_list_parse(r.out, boxes, n, err);
+	}
+	run_result_clear(&r);
+	return rc;
+}
+
+/* A box of this name that another directory (or someone else) owns is never touched. */
+static int check_owner(const struct app *a, const struct box_info *info, struct gb_error *err)
+{
+	if (info->state == BOX_ABSENT || (info->label_dir && strcmp(info->label_dir, a->dir) == 0))
+		return 0;
+	char *q = shell_quote(info->label_dir ? info->label_dir : "(no gemini-box label)");
+	gb_fail(err, EXIT_BOX_PODMAN,
+	        "container %s exists but is not this directory's box (it belongs to %s); "
+	        "rename or remove it with podman rm %s",
+	        a->name, q, a->name);
+	free(q);
+	return -1;
+}
+
+/* One line naming what differs between the box and the current settings. */
+static void report_drift(const struct app *a, const struct box_info *info)
+{
+	if (info->state == BOX_ABSENT)
+		return;
+	struct strv changed = STRV_INIT;
+	settings_digest_diff(info->label_settings, a->digest, &changed);
+	if (changed.n == 0) {
+		strv_clear(&changed);
+		return;
+	}
+	size_t len = 1;
+	for (size_t i = 0; i < changed.n; i++)
+		len += strlen(changed.v[i]) + 2;
+	char *keys = xmalloc(len);
+	keys[0] = '\0';
+	for (size_t i = 0; i < changed.n; i++) {
+		if (i)
+			strcat(keys, ", ");
+		strcat(keys, changed.v[i]);
+	}
+	fprintf(stderr,
+	        "gemini-box: box %s was made with other settings (%s changed); "
+	        "gemini-box --box-recreate applies them\n",
+	        a->name, info->label_settings ? keys : "made by an older gemini-box, so all");
+	free(keys);
+	strv_clear(&changed);
+}
+
+/* ---- running plans ---- */
+
+enum step_outcome { STEP_OK, STEP_FAILED, STEP_LOST_RACE };
+
+static enum step_outcome run_step(const struct step *st, const char *image, struct gb_error *err)
+{
+	/* pull and build show their progress; the others' messages become ours. */
+	bool show = st->kind == STEP_PULL || st->kind == STEP_BUILD;
+	struct run_result r;
+	if (run_command(st->argv.v, show ? RUN_SHOW : RUN_CAPTURE, &r, err) < 0)
+		return STEP_FAILED;
+	enum step_outcome outcome = STEP_OK;
+	if (r.status != 0) {
+		char *msg = podman_message(r.err);
+		outcome = STEP_FAILED;
+		switch (st->kind) {
+		case STEP_PULL:
+			gb_fail(err, EXIT_BOX_IMAGE,
+			        "image %s is not here and pulling it failed; check its name, your "
+			        "network and podman login, or choose one with --box-image",
+			        image);
+			break;
+		case STEP_BUILD:
+			gb_fail(err, EXIT_BOX_IMAGE,
+			        "building the image from the containerfile failed (see podman "
+			        "build's "
+			        "output above); fix the file and run again");
+			break;
+		case STEP_CREATE:
+			if (strstr(r.err, "already in use")) {
+				outcome = STEP_LOST_RACE; /* another run created it first */
+				break;
+			}
+			gb_fail(err, EXIT_BOX_PODMAN, "podman create failed: %s", msg);
+			break;
+		default:
+			gb_fail(err, EXIT_BOX_PODMAN, "podman %s %s failed: %s", st->argv.v[1],
+			        st->argv.v[st->argv.n - 1], msg);
+			break;
+		}
+		free(msg);
+	}
+	run_result_clear(&r);
+	return outcome;
+}
+
+/* Runs every step but a final STEP_EXEC, which it then execs. */
+static enum step_outcome run_plan(const struct app *a, const struct plan *p, struct gb_error *err)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct step *st = &p->steps[i];
+		if (st->kind == STEP_EXEC) {
+			fflush(NULL);
+			execv(st->argv.v[0], st->argv.v);
+			gb_fail(err, EXIT_BOX_NOPODMAN, "cannot run %s: %s", a->podman,
+			        strerror(errno));
+			return STEP_FAILED;
+		}
+		if (st->kind == STEP_CREATE) {
+			if (geteuid() == 0)
+				fputs("gemini-box: running as root, so the box is created without "
+				      "--userns=keep-id; run gemini-box as your own user\n",
+				      stderr);
+			if (strcmp(a->settings.network.value, "none") == 0)
+				fputs("gemini-box: network \"none\": gemini in this box cannot "
+				      "reach its "
+				      "API\n",
+				      stderr);
+		}
+		enum step_outcome o = run_step(st, a->image, err);
+		if (o != STEP_OK)
+			return o;
+	}
+	return STEP_OK;
+}
+
+/* Observes the box and plans bringing it up (and a final step), retrying when
+ * a concurrent run creates the box first. final may add the last step. */
+static int bring_up_and(struct app *a, bool tty,
+                        void (*final)(const struct app *, const struct box_spec *, struct plan *),
+                        struct gb_error *err)
+{
+	struct box_spec spec = app_spec(a, tty);
+	for (int attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
+		struct box_info info;
+		if (inspect_box(a, &info, err) < 0)
+			return -1;
+		if (check_owner(a, &info, err) < 0) {
+			box_info_clear(&info);
+			return -1;
+		}
+		if (attempt == 0)
+			report_drift(a, &info);
+		struct plan plan = PLAN_INIT;
+		bool have_image = info.state != BOX_ABSENT || image_present(a, a->image);
+		if (!have_image && a->build_needed)
+			podman_build_argv(a->podman, a->settings.containerfile.value, a->image,
+			                  a->settings.image.value, plan_add(&plan, STEP_BUILD));
+		plan_bring_up(&plan, &spec, info.state, have_image || a->build_needed);
+		box_info_clear(&info);
+		if (final)
+			final(a, &spec, &plan);
+
+		if (a->o->dry_run) {
+			plan_print(&plan, stdout);
+			plan_clear(&plan);
+			return 0;
+		}
+		enum step_outcome outcome = run_plan(a, &plan, err);
+		plan_clear(&plan);
+		if (outcome == STEP_LOST_RACE)
+			continue;
+		return outcome == STEP_OK ? 0 : -1;
+	}
+	return gb_fail(err, EXIT_BOX_PODMAN,
+	               "box %s keeps appearing and vanishing while it is created; "
+	               "check what else manages it (podman ps -a)",
+	               a->name);
+}
+
+static void add_gemini_exec(const struct app *a, const struct box_spec *spec, struct plan *p)
+{
+	(void)a;
+	podman_exec_argv(spec, plan_add(p, STEP_EXEC));
+}
+
+static void add_shell_exec(const struct app *a, const struct box_spec *spec, struct plan *p)
+{
+	podman_shell_argv(spec, a->o->root, plan_add(p, STEP_EXEC));
+}
+
+/* Asks before removing; --box-yes answers, and without a terminal it is required. */
+static int confirm(const struct app *a, const char *question, struct gb_error *err)
+{
+	if (a->o->yes || a->o->dry_run)
+		return 0;
+	if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
+		return gb_fail(err, EXIT_BOX_USAGE,
+		               "%s removes boxes and there is no terminal to ask on; add --box-yes",
+		               a->o->command_option);
+	fprintf(stderr, "%s [y/N] ", question);
+	fflush(stderr);
+	char line[64];
+	if (!fgets(line, sizeof(line), stdin) || (strcmp(line, "y\n") && strcmp(line, "yes\n") &&
+	                                          strcmp(line, "Y\n") && strcmp(line, "YES\n")))
+		return gb_fail(err, EXIT_BOX_DECLINED, "not confirmed; nothing was removed");
+	return 0;
+}
+
+/* ---- commands ---- */
+
+static int cmd_run(struct app *a, struct gb_error *err)
+{
+	const struct box_options *o = a->o;
+	struct gemini_intent intent = gemini_intent_of(o->gemini_args.v, o->gemini_args.n);
+	bool ci = env_is_true(environ, "CI") || env_is_true(environ, "GITHUB_ACTIONS");
+	bool tty = terminal_wanted(intent, isatty(STDIN_FILENO), isatty(STDOUT_FILENO), ci);
+	return bring_up_and(a, tty, add_gemini_exec, err);
+}
+
+static int cmd_shell(struct app *a, struct gb_error *err)
+{
+	bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	return bring_up_and(a, tty, add_shell_exec, err);
+}
+
+static int cmd_status(struct app *a, struct gb_error *err)
+{
+	if (a->o->dry_run) {
+		const char *words[] = { "container", "inspect", a->name, NULL };
+		struct plan p = PLAN_INIT;
+		struct strv *argv = plan_add(&p, STEP_STOP);
+		strv_push(argv, a->podman);
+		for (const char *const *w = words; *w; w++)
+			strv_push(argv, *w);
+		plan_print(&p, stdout);
+		plan_clear(&p);
+		return 0;
+	}
+	struct box_info info;
+	if (inspect_box(a, &info, err) < 0)
+		return -1;
+	struct strv drift = STRV_INIT;
+	if (info.state != BOX_ABSENT)
+		settings_digest_diff(info.label_settings, a->digest, &drift);
+	struct status_report r = { a->name, a->dir, &info, a->image, &drift };
+	report_status(&r, a->o->json, stdout);
+	strv_clear(&drift);
+	box_info_clear(&info);
+	return 0;
+}
+
+static bool dir_exists(const char *dir)
+{
+	struct stat st;
+	/* Only a directory that is really gone counts: an unreadable one is not. */
+	return !dir || stat(dir, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+}
+
+static int cmd_list(struct app *a, struct gb_error *err)
+{
+	struct box_info *boxes;
+	size_t n;
+	if (a->o->dry_run) {
+		printf("%s ps --all --filter label=%s --format json\n", a->podman, BOX_LABEL_DIR);
+		return 0;
+	}
+	if (list_boxes(a, &boxes, &n, err) < 0)
+		return -1;
+	bool *exists = xmalloc((n ? n : 1) * sizeof(bool));
+	for (size_t i = 0; i < n; i++)
+		exists[i] = dir_exists(boxes[i].label_dir);
+	report_list(boxes, exists, n, a->o->json, stdout);
+	free(exists);
+	box_list_free(boxes, n);
+	return 0;
+}
+
+/* Stop or remove this directory's box; absent is not an error. */
+static int act_on_box(struct app *a, enum step_kind kind, bool ask, struct gb_error *err)
+{
+	struct box_info info;
+	if (inspect_box(a, &info, err) < 0)
+		return -1;
+	if (check_owner(a, &info, err) < 0) {
+		box_info_clear(&info);
+		return -1;
+	}
+	bool absent = info.state == BOX_ABSENT;
+	bool stopped = info.state == BOX_STOPPED;
+	box_info_clear(&info);
+	if (absent || (kind == STEP_STOP && stopped)) {
+		char *q = shell_quote(a->dir);
+		fprintf(stderr, "gemini-box: %s has no %sbox; nothing to do\n", q,
+		        absent ? "" : "running ");
+		free(q);
+		return 0;
+	}
+	if (ask) {
+		char *dir = shell_quote(a->dir);
+		char *question = xasprintf("Remove box %s of %s? What was installed in it is lost; "
+		                           "the project's files are kept.",
+		                           a->name, dir);
+		int rc = confirm(a, question, err);
+		free(question);
+		free(dir);
+		if (rc < 0)
+			return -1;
+	}
+	struct plan p = PLAN_INIT;
+	podman_verb_argv(a->podman, kind, a->name, plan_add(&p, kind));
+	int rc = 0;
+	if (a->o->dry_run)
+		plan_print(&p, stdout);
+	else
+		rc = run_plan(a, &p, err) == STEP_OK ? 0 : -1;
+	plan_clear(&p);
+	return rc;
+}
+
+static int cmd_recreate(struct app *a, struct gb_error *err)
+{
+	if (act_on_box(a, STEP_REMOVE, true, err) < 0)
+		return -1;
+	/* A dry run cannot know the box is gone: plan as if it were. */
+	if (a->o->dry_run) {
+		struct box_spec spec = app_spec(a, false);
+		struct plan p = PLAN_INIT;
+		bool have_image = image_present(a, a->image);
+		if (!have_image && a->build_needed)
+			podman_build_argv(a->podman, a->settings.containerfile.value, a->image,
+			                  a->settings.image.value, plan_add(&p, STEP_BUILD));
+		plan_bring_up(&p, &spec, BOX_ABSENT, have_image || a->build_needed);
+		plan_print(&p, stdout);
+		plan_clear(&p);
+		return 0;
+	}
+	return bring_up_and(a, false, NULL, err);
+}
+
+static int cmd_prune(struct app *a, struct gb_error *err)
+{
+	struct box_info *boxes;
+	size_t n;
+	if (list_boxes(a, &boxes, &n, err) < 0)
+		return -1;
+	struct plan p = PLAN_INIT;
+	for (size_t i = 0; i < n; i++)
+		if (!dir_exists(boxes[i].label_dir)) {
+			char *q = shell_quote(boxes[i].label_dir);
+			fprintf(stderr, "gemini-box: %s: directory %s is gone\n", boxes[i].name, q);
+			free(q);
+			podman_verb_argv(a->podman, STEP_REMOVE, boxes[i].name,
+			                 plan_add(&p, STEP_REMOVE));
+		}
+	box_list_free(boxes, n);
+	int rc = 0;
+	if (p.n == 0) {
+		fputs("gemini-box: every box's directory still exists; nothing to prune\n", stderr);
+	} else if (a->o->dry_run) {
+		plan_print(&p, stdout);
+	} else {
+		char *question = xasprintf("Remove these %zu boxes?", p.n);
+		rc = confirm(a, question, err);
+		free(question);
+		if (rc == 0)
+			rc = run_plan(a, &p, err) == STEP_OK ? 0 : -1;
+	}
+	plan_clear(&p);
+	return rc;
+}
+
+static int cmd_build(struct app *a, struct gb_error *err)
+{
+	if (!a->settings.containerfile.value)
+		return gb_fail(err, EXIT_BOX_CONFIG,
+		               "there is no containerfile to build: add %s to the project or set "
+		               "\"containerfile\" in the settings",
+		               PROJECT_CONTAINERFILE);
+	struct plan p = PLAN_INIT;
+	podman_build_argv(a->podman, a->settings.containerfile.value, a->image,
+	                  a->settings.image.value, plan_add(&p, STEP_BUILD));
+	int rc = 0;
+	if (a->o->dry_run)
+		plan_print(&p, stdout);
+	else if (run_plan(a, &p, err) != STEP_OK)
+		rc = -1;
+	else
+		fprintf(stderr, "gemini-box: built %s\n", a->image);
+	plan_clear(&p);
+	return rc;
+}
+
+static int cmd_config(struct app *a)
+{
+	if (a->o->json) {
+		char *text = settings_to_json(&a->settings);
+		printf("%s\n", text);
+		free(text);
+		return 0;
+	}
+	char *dir = shell_quote(a->dir);
+	char *user = shell_quote(a->user_file);
+	char *project = shell_quote(a->project_file);
+	printf("%-16s = %s\n%-16s = %s\n%-16s = %s\n%-16s = %s\n", "box", a->name, "directory", dir,
+	       "user file", user, "project file", project);
+	free(project);
+	free(user);
+	free(dir);
+	settings_print(&a->settings, stdout);
+	return 0;
+}
+
+int command_run(const struct box_options *o, struct gb_error *err)
+{
+	struct app a = { .o = o, .env_names = STRV_INIT };
+	bool every_box = o->command == CMD_LIST || o->command == CMD_PRUNE;
+	int rc = -1;
+
+	if (o->command != CMD_CONFIG && find_podman(&a, err) < 0)
+		goto out;
+	if (every_box) {
+		rc = o->command == CMD_LIST ? cmd_list(&a, err) : cmd_prune(&a, err);
+		goto out;
+	}
+	bool runs = o->command == CMD_RUN || o->command == CMD_SHELL || o->command == CMD_RECREATE;
+	if (resolve_home(&a, err) < 0 || resolve_dirs(&a, err) < 0 ||
+	    resolve_gemini_home(&a, runs && !o->dry_run, err) < 0 || load_settings(&a, err) < 0 ||
+	    resolve_image(&a, err) < 0)
+		goto out;
+	if (runs)
+		prepare_env(&a);
+
+	switch (o->command) {
+	case CMD_RUN: rc = cmd_run(&a, err); break;
+	case CMD_SHELL: rc = cmd_shell(&a, err); break;
+	case CMD_STATUS: rc = cmd_status(&a, err); break;
+	case CMD_STOP: rc = act_on_box(&a, STEP_STOP, false, err); break;
+	case CMD_RM: rc = act_on_box(&a, STEP_REMOVE, true, err); break;
+	case CMD_RECREATE: rc = cmd_recreate(&a, err); break;
+	case CMD_BUILD: rc = cmd_build(&a, err); break;
+	case CMD_CONFIG: rc = cmd_config(&a); break;
+	default: rc = gb_fail(err, EXIT_BOX_INTERNAL, "unhandled command"); break;
+	}
+out:
+	app_clear(&a);
+	if (rc == 0 && fflush(stdout) != 0)
+		rc = gb_fail(err, EXIT_BOX_INTERNAL, "cannot write to standard output");
+	return rc;
+}

@@ -1,0 +1,499 @@
+/* Unit tests: settings files, their validation, merging, trust and drift. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "settings.h"
+
+/* A home with ~/data and ~/.ssh, and a project with sub/ inside it. */
+static char root[64];
+static char *home, *project;
+
+static void mkdir_at(const char *path)
+{
+	assert_int_equal(mkdir(path, 0755), 0);
+}
+
+static int fixture_setup(void **state)
+{
+	(void)state;
+	strcpy(root, "/tmp/gb-settings-XXXXXX");
+	if (!mkdtemp(root))
+		return -1;
+	char *real = realpath(root, NULL);
+	snprintf(root, sizeof(root), "%s", real);
+	free(real);
+	home = xasprintf("%s/home", root);
+	project = xasprintf("%s/home/proj", root);
+	char *paths[] = { home,
+		          project,
+		          xasprintf("%s/sub", project),
+		          xasprintf("%s/data", home),
+		          xasprintf("%s/.ssh", home),
+		          xasprintf("%s/Containerfile", project) };
+	for (size_t i = 0; i < 5; i++)
+		mkdir_at(paths[i]);
+	FILE *f = fopen(paths[5], "w");
+	fputs("FROM x\n", f);
+	fclose(f);
+	for (size_t i = 2; i < 6; i++)
+		free(paths[i]);
+	return 0;
+}
+
+static int fixture_teardown(void **state)
+{
+	(void)state;
+	char *cmd[] = { "rm", "-rf", root, NULL };
+	pid_t pid = fork();
+	if (pid == 0) {
+		execvp(cmd[0], cmd);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	free(home);
+	free(project);
+	return 0;
+}
+
+static int merge(struct settings *s, const char *json, enum origin_kind kind, bool trusted,
+                 struct gb_error *err)
+{
+	struct settings_source src = {
+		.file = kind == ORIGIN_USER ? "/u/config.json" : "/p/.gemini/gemini-box.json",
+		.kind = kind,
+		.home = home,
+		.box_dir = project,
+		.trusted = trusted,
+	};
+	return settings_merge_json(s, json, &src, err);
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	struct settings s;
+	settings_init(&s);
+	assert_string_equal(s.image.value, DEFAULT_IMAGE);
+	assert_string_equal(s.user.value, "1000:1000");
+	assert_string_equal(s.home.value, "/home/node");
+	assert_string_equal(s.network.value, "isolated");
+	assert_null(s.runtime.value);
+	assert_null(s.containerfile.value);
+	assert_int_equal(s.image.origin.kind, ORIGIN_DEFAULT);
+	settings_clear(&s);
+}
+
+static void test_full_user_file(void **state)
+{
+	(void)state;
+	struct settings s;
+	settings_init(&s);
+	struct gb_error err = GB_ERROR_INIT;
+	const char *json =
+	        "{\n"
+	        "  \"image\": \"localhost/mine:2\",\n"
+	        "  \"user\": \"501:20\",\n"
+	        "  \"home\": \"/home/me\",\n"
+	        "  \"mounts\": [{\"source\": \"~/data\", \"target\": \"/data\", \"readonly\": "
+	        "true},\n"
+	        "             {\"source\": \"~/.ssh\", \"target\": \"/home/me/.ssh\"}],\n"
+	        "  \"env\": {\"EDITOR\": \"vi\", \"GEMINI_MODEL\": \"m\"},\n"
+	        "  \"forward_env\": [\"SSH_AUTH_SOCK\"],\n"
+	        "  \"ports\": [\"8080:8080\", \"3000:80\"],\n"
+	        "  \"network\": \"host\",\n"
+	        "  \"runtime\": \"runsc\",\n"
+	        "  \"podman_args\": [\"--cap-add=NET_RAW\"],\n"
+	        "  \"trusted_projects\": [\"~/proj\", \"/not/yet\"]\n"
+	        "}\n";
+	assert_int_equal(merge(&s, json, ORIGIN_USER, false, &err), 0);
+	assert_string_equal(s.image.value, "localhost/mine:2");
+	assert_int_equal(s.image.origin.kind, ORIGIN_USER);
+	assert_string_equal(s.image.origin.detail, "/u/config.json");
+	assert_string_equal(s.user.value, "501:20");
+	assert_string_equal(s.home.value, "/home/me");
+	assert_int_equal(s.n_mounts, 2);
+	char *data = xasprintf("%s/data", home);
+	assert_string_equal(s.mounts[0].source, data);
+	free(data);
+	assert_string_equal(s.mounts[0].target, "/data");
+	assert_true(s.mounts[0].readonly);
+	assert_false(s.mounts[1].readonly);
+	assert_int_equal(s.n_env, 2);
+	assert_string_equal(s.env[0].name, "EDITOR");
+	assert_string_equal(s.env[0].value, "vi");
+	assert_int_equal(s.forward_env.n, 1);
+	assert_int_equal(s.ports.n, 2);
+	assert_string_equal(s.ports.v[1].value, "3000:80");
+	assert_string_equal(s.network.value, "host");
+	assert_string_equal(s.runtime.value, "runsc");
+	assert_int_equal(s.podman_args.n, 1);
+	assert_true(settings_trusts(&s, project));
+	assert_true(settings_trusts(&s, "/not/yet"));
+	assert_false(settings_trusts(&s, home));
+	settings_clear(&s);
+}
+
+static void test_precedence(void **state)
+{
+	(void)state;
+	struct settings s;
+	settings_init(&s);
+	struct gb_error err = GB_ERROR_INIT;
+	assert_int_equal(merge(&s,
+	                       "{\"image\": \"user:1\", \"env\": {\"A\": \"u\", \"B\": \"u\"},"
+	                       "\"ports\": [\"1:1\"], \"network\": \"none\"}",
+	                       ORIGIN_USER, false, &err),
+	                 0);
+	assert_int_equal(merge(&s,
+	                       "{\"image\": \"project:1\", \"env\": {\"B\": \"p\"},"
+	                       "\"ports\": [\"2:2\"]}",
+	                       ORIGIN_PROJECT, false, &err),
+	                 0);
+	assert_string_equal(s.image.value, "project:1");
+	assert_int_equal(s.image.origin.kind, ORIGIN_PROJECT);
+	assert_string_equal(s.network.value, "none"); /* the project did not say */
+	assert_int_equal(s.n_env, 2);
+	assert_string_equal(s.env[0].value, "u");
+	assert_string_equal(s.env[1].value, "p");
+	assert_int_equal(s.env[1].origin.kind, ORIGIN_PROJECT);
+	assert_int_equal(s.ports.n, 2); /* lists add up */
+
+	char *envp[] = { "GEMINI_IMAGE=env:1", "GEMINI_BOX_NETWORK=isolated",
+		         "GEMINI_BOX_RUNTIME=", NULL };
+	assert_int_equal(settings_merge_env(&s, envp, &err), 0);
+	assert_string_equal(s.image.value, "env:1");
+	assert_int_equal(s.image.origin.kind, ORIGIN_ENV);
+	assert_string_equal(s.image.origin.detail, "GEMINI_IMAGE");
+	assert_string_equal(s.network.value, "isolated");
+	assert_null(s.runtime.value); /* empty means unset */
+
+	char *envp2[] = { "GEMINI_IMAGE=env:1", "GEMINI_BOX_IMAGE=box:1", NULL };
+	assert_int_equal(settings_merge_env(&s, envp2, &err), 0);
+	assert_string_equal(s.image.value, "box:1");
+
+	settings_set_option(&s.image, "opt:1", "--box-image");
+	assert_string_equal(s.image.value, "opt:1");
+	assert_int_equal(s.image.origin.kind, ORIGIN_OPTION);
+	settings_clear(&s);
+}
+
+struct bad_case {
+	const char *json;
+	enum origin_kind kind;
+	const char *message; /* a fragment the error must hold */
+};
+
+static void test_errors(void **state)
+{
+	(void)state;
+	const struct bad_case cases[] = {
+		{ "{\"image\": 1}", ORIGIN_USER, ": image: must be a string, not a number" },
+		{ "{\"image\": \"\"}", ORIGIN_USER, "image: must not be empty" },
+		{ "{\"image\": \"a b\"}", ORIGIN_USER, "image: must be an image name" },
+		{ "{\"image\": \"a\\nb\"}", ORIGIN_USER, "image: must be an image name" },
+		{ "{\"user\": \"1000\"}", ORIGIN_USER, "user: must be \"uid:gid\"" },
+		{ "{\"user\": \"a:b\"}", ORIGIN_USER, "user: must be" },
+		{ "{\"user\": \"1:2:3\"}", ORIGIN_USER, "user: must be" },
+		{ "{\"user\": \"4294967295:0\"}", ORIGIN_USER, "user: must be" },
+		{ "{\"user\": \":1\"}", ORIGIN_USER, "user: must be" },
+		{ "{\"home\": \"relative\"}", ORIGIN_USER, "home: must be an absolute path" },
+		{ "{\"home\": null}", ORIGIN_USER, "home: must be a string, not null" },
+		{ "{\"network\": \"bridge\"}", ORIGIN_USER, "network: must be \"isolated\"" },
+		{ "{\"runtime\": \"\"}", ORIGIN_USER, "runtime: must name an OCI runtime" },
+		{ "{\"mounts\": {}}", ORIGIN_USER, "mounts: must be an array, not an object" },
+		{ "{\"mounts\": [1]}", ORIGIN_USER, "mounts[0]: must be an object" },
+		{ "{\"mounts\": [{\"target\": \"/x\"}]}", ORIGIN_USER,
+		  "mounts[0].source: missing" },
+		{ "{\"mounts\": [{\"source\": \"~/data\"}]}", ORIGIN_USER,
+		  "mounts[0].target: missing" },
+		{ "{\"mounts\": [{\"source\": \"~/data\", \"target\": \"x\"}]}", ORIGIN_USER,
+		  "mounts[0].target: must be an absolute path" },
+		{ "{\"mounts\": [{\"source\": \"~/data\", \"target\": \"/x\", \"readonly\": "
+		  "\"yes\"}]}",
+		  ORIGIN_USER, "mounts[0].readonly: must be true or false, not a string" },
+		{ "{\"mounts\": [{\"source\": \"~/data\", \"target\": \"/x\", \"mode\": 1}]}",
+		  ORIGIN_USER, "mounts[0].mode: unknown key" },
+		{ "{\"mounts\": [{\"source\": \"~/data\", \"target\": \"/x\"},"
+		  " {\"source\": \"~/nothing\", \"target\": \"/y\"}]}",
+		  ORIGIN_USER, "mounts[1].source: " },
+		{ "{\"mounts\": [{\"source\": \"rel\", \"target\": \"/y\"}]}", ORIGIN_USER,
+		  "mounts[0].source: must be an absolute path or start with ~/" },
+		{ "{\"env\": []}", ORIGIN_USER, "env: must be an object" },
+		{ "{\"env\": {\"A-B\": \"x\"}}", ORIGIN_USER, "env.A-B: not a variable name" },
+		{ "{\"env\": {\"A\": 1}}", ORIGIN_USER, "env.A: must be a string, not a number" },
+		{ "{\"env\": {\"SANDBOX\": \"x\"}}", ORIGIN_USER,
+		  "env.SANDBOX: is set by gemini-box" },
+		{ "{\"forward_env\": [\"A=B\"]}", ORIGIN_USER,
+		  "forward_env[0]: not a variable name" },
+		{ "{\"forward_env\": \"A\"}", ORIGIN_USER,
+		  "forward_env: must be an array of strings" },
+		{ "{\"ports\": [\"80\"]}", ORIGIN_USER, "ports[0]: must be \"HOST:BOX\"" },
+		{ "{\"ports\": [\"0:80\"]}", ORIGIN_USER, "ports[0]: must be" },
+		{ "{\"ports\": [\"80:65536\"]}", ORIGIN_USER, "ports[0]: must be" },
+		{ "{\"ports\": [\"80:80\", 81]}", ORIGIN_USER,
+		  "ports[1]: must be a string, not a number" },
+		{ "{\"podman_args\": [\"\"]}", ORIGIN_USER, "podman_args[0]: must not be empty" },
+		{ "{\"containerfile\": \"~/missing\"}", ORIGIN_USER, "containerfile: " },
+		{ "{\"trusted_projects\": [\"rel\"]}", ORIGIN_USER,
+		  "trusted_projects[0]: must be an absolute" },
+		{ "{\"colour\": \"blue\"}", ORIGIN_USER, "colour: unknown key" },
+		{ "[]", ORIGIN_USER, "(top level): must be a JSON object" },
+		{ "\"x\"", ORIGIN_USER, "(top level): must be a JSON object" },
+		/* syntax errors: line and column */
+		/* cJSON points just past the token it gave up on */
+		{ "{\n  \"image\": \"x\",\n}", ORIGIN_USER, "/u/config.json:3:2: not valid JSON" },
+		{ "{\"image\": \"x\"} trailing", ORIGIN_USER, ":1:16: not valid JSON" },
+		{ "", ORIGIN_USER, ":1:1: not valid JSON" },
+		{ "{\n\n   x", ORIGIN_USER, ":3:5: not valid JSON" },
+		{ "{\"a\" 1}", ORIGIN_USER, ":1:6: not valid JSON" },
+		/* what a cloned repository may not do */
+		{ "{\"podman_args\": [\"--privileged\"]}", ORIGIN_PROJECT,
+		  "podman_args: a project file may not add podman arguments" },
+		{ "{\"runtime\": \"/tmp/evil\"}", ORIGIN_PROJECT,
+		  "runtime: a project file may not" },
+		{ "{\"network\": \"host\"}", ORIGIN_PROJECT,
+		  "network: a project file may not share" },
+		{ "{\"forward_env\": [\"AWS_SECRET_ACCESS_KEY\"]}", ORIGIN_PROJECT,
+		  "forward_env: a project file may not" },
+		{ "{\"mounts\": [{\"source\": \"~/.ssh\", \"target\": \"/s\"}]}", ORIGIN_PROJECT,
+		  "mounts[0].source: a project file may not mount a path outside the project" },
+		{ "{\"mounts\": [{\"source\": \"..\", \"target\": \"/s\"}]}", ORIGIN_PROJECT,
+		  "mounts[0].source: a project file may not mount" },
+		{ "{\"mounts\": [{\"source\": \"/\", \"target\": \"/s\"}]}", ORIGIN_PROJECT,
+		  "a project file may not mount" },
+		{ "{\"env\": {\"GOOGLE_GEMINI_BASE_URL\": \"https://evil\"}}", ORIGIN_PROJECT,
+		  "env.GOOGLE_GEMINI_BASE_URL: a project file may not set a variable" },
+		{ "{\"containerfile\": \"~/data\"}", ORIGIN_PROJECT,
+		  "containerfile: a project file may not build from a file outside" },
+		{ "{\"trusted_projects\": [\"/\"]}", ORIGIN_PROJECT,
+		  "trusted_projects: only your own config.json can trust a project" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct settings s;
+		settings_init(&s);
+		struct gb_error err = GB_ERROR_INIT;
+		int rc = merge(&s, cases[i].json, cases[i].kind, false, &err);
+		if (rc != -1)
+			fail_msg("case %zu (%s) was accepted", i, cases[i].json);
+		assert_int_equal(err.status, EXIT_BOX_CONFIG);
+		if (!strstr(err.msg, cases[i].message))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, cases[i].message);
+		assert_null(strchr(err.msg, '\n'));
+		gb_error_clear(&err);
+		settings_clear(&s);
+	}
+}
+
+static void test_project_may(void **state)
+{
+	(void)state;
+	struct settings s;
+	settings_init(&s);
+	struct gb_error err = GB_ERROR_INIT;
+	const char *json = "{\"image\": \"repo/img:1\", \"env\": {\"NODE_ENV\": \"dev\"},"
+	                   "\"ports\": [\"5173:5173\"], \"network\": \"none\", \"user\": \"0:0\","
+	                   "\"mounts\": [{\"source\": \"sub\", \"target\": \"/work/sub\"}],"
+	                   "\"containerfile\": \"Containerfile\"}";
+	assert_int_equal(merge(&s, json, ORIGIN_PROJECT, false, &err), 0);
+	char *sub = xasprintf("%s/sub", project);
+	assert_string_equal(s.mounts[0].source, sub);
+	free(sub);
+	char *cf = xasprintf("%s/Containerfile", project);
+	assert_string_equal(s.containerfile.value, cf);
+	free(cf);
+	settings_clear(&s);
+}
+
+static void test_trusted_project_may_more(void **state)
+{
+	(void)state;
+	struct settings s;
+	settings_init(&s);
+	struct gb_error err = GB_ERROR_INIT;
+	const char *json = "{\"podman_args\": [\"--cap-add=SYS_PTRACE\"], \"network\": \"host\","
+	                   "\"mounts\": [{\"source\": \"~/data\", \"target\": \"/data\"}],"
+	                   "\"env\": {\"GEMINI_MODEL\": \"x\"}, \"forward_env\": [\"X\"]}";
+	assert_int_equal(merge(&s, json, ORIGIN_PROJECT, true, &err), 0);
+	assert_int_equal(s.podman_args.n, 1);
+	assert_string_equal(s.network.value, "host");
+	/* but trusting projects stays the user's own */
+	assert_int_equal(merge(&s, "{\"trusted_projects\": []}", ORIGIN_PROJECT, true, &err), -1);
+	gb_error_clear(&err);
+	settings_clear(&s);
+}
+
+static void test_env_errors(void **state)
+{
+	(void)state;
+	struct settings s;
+	settings_init(&s);
+	struct gb_error err = GB_ERROR_INIT;
+	const char *bad[][2] = {
+		{ "GEMINI_IMAGE=a b", "GEMINI_IMAGE must be an image name" },
+		{ "GEMINI_BOX_USER=root", "GEMINI_BOX_USER must be \"uid:gid\"" },
+		{ "GEMINI_BOX_HOME=home", "GEMINI_BOX_HOME must be an absolute path" },
+		{ "GEMINI_BOX_NETWORK=bridge", "GEMINI_BOX_NETWORK must be" },
+		{ "GEMINI_BOX_RUNTIME=a b", "GEMINI_BOX_RUNTIME must name" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		char *envp[] = { (char *)(uintptr_t)bad[i][0], NULL };
+		assert_int_equal(settings_merge_env(&s, envp, &err), -1);
+		assert_int_equal(err.status, EXIT_BOX_CONFIG);
+		if (!strstr(err.msg, bad[i][1]))
+			fail_msg("\"%s\" lacks \"%s\"", err.msg, bad[i][1]);
+		gb_error_clear(&err);
+	}
+	settings_clear(&s);
+}
+
+static void test_digest_and_drift(void **state)
+{
+	(void)state;
+	struct settings a, b;
+	settings_init(&a);
+	settings_init(&b);
+	char *da = settings_creation_digest(&a);
+	char *db = settings_creation_digest(&b);
+	assert_string_equal(da, db);
+	assert_non_null(strstr(da, "image="));
+	assert_non_null(strstr(da, "mounts="));
+	assert_true(strlen(da) < 200); /* fits a label comfortably */
+	struct strv changed = STRV_INIT;
+	settings_digest_diff(da, db, &changed);
+	assert_int_equal(changed.n, 0);
+
+	struct gb_error err = GB_ERROR_INIT;
+	/* env is applied at every run: it never drifts the box */
+	assert_int_equal(merge(&b, "{\"env\": {\"A\": \"1\"}, \"forward_env\": [\"B\"]}",
+	                       ORIGIN_USER, false, &err),
+	                 0);
+	free(db);
+	db = settings_creation_digest(&b);
+	assert_string_equal(da, db);
+
+	assert_int_equal(merge(&b,
+	                       "{\"image\": \"other:1\", \"ports\": [\"1:2\"],"
+	                       "\"mounts\": [{\"source\": \"~/data\", \"target\": \"/d\"}]}",
+	                       ORIGIN_USER, false, &err),
+	                 0);
+	free(db);
+	db = settings_creation_digest(&b);
+	settings_digest_diff(da, db, &changed);
+	assert_int_equal(changed.n, 3);
+	assert_string_equal(changed.v[0], "image");
+	assert_string_equal(changed.v[1], "mounts");
+	assert_string_equal(changed.v[2], "ports");
+	strv_clear(&changed);
+
+	/* A box without the label (older gemini-box) differs in every key. */
+	settings_digest_diff(NULL, db, &changed);
+	assert_int_equal(changed.n, 8);
+	strv_clear(&changed);
+	/* A read-only flag alone is drift. */
+	struct settings c;
+	settings_init(&c);
+	assert_int_equal(merge(&c,
+	                       "{\"image\": \"other:1\", \"ports\": [\"1:2\"],"
+	                       "\"mounts\": [{\"source\": \"~/data\", \"target\": \"/d\", "
+	                       "\"readonly\": true}]}",
+	                       ORIGIN_USER, false, &err),
+	                 0);
+	char *dc = settings_creation_digest(&c);
+	settings_digest_diff(db, dc, &changed);
+	assert_int_equal(changed.n, 1);
+	assert_string_equal(changed.v[0], "mounts");
+	strv_clear(&changed);
+	free(dc);
+	settings_clear(&c);
+	free(da);
+	free(db);
+	settings_clear(&a);
+	settings_clear(&b);
+}
+
+static void test_print_and_json(void **state)
+{
+	(void)state;
+	struct settings s;
+	settings_init(&s);
+	struct gb_error err = GB_ERROR_INIT;
+	assert_int_equal(merge(&s, "{\"image\": \"x:1\", \"env\": {\"A\": \"line\\nbreak\"}}",
+	                       ORIGIN_USER, false, &err),
+	                 0);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	settings_print(&s, f);
+	fclose(f);
+	assert_non_null(strstr(text, "image            = x:1  (user file /u/config.json)\n"));
+	assert_non_null(strstr(text, "user             = 1000:1000  (default)\n"));
+	assert_non_null(strstr(text, "env.A            = $'line\\nbreak'  (user file"));
+	free(text);
+	char *json = settings_to_json(&s);
+	assert_non_null(strstr(json, "\"image\":"));
+	assert_non_null(strstr(json, "\"kind\":\t\"user file\""));
+	assert_non_null(strstr(json, "line\\nbreak"));
+	free(json);
+	settings_clear(&s);
+}
+
+static void test_hostile_values(void **state)
+{
+	(void)state;
+	struct settings s;
+	settings_init(&s);
+	struct gb_error err = GB_ERROR_INIT;
+	/* Deep nesting and huge strings are refused or taken, never a crash. */
+	char *deep = xmalloc(20002);
+	memset(deep, '[', 10000);
+	memset(deep + 10000, ']', 10000);
+	deep[20000] = '\0';
+	assert_int_equal(merge(&s, deep, ORIGIN_USER, false, &err), -1);
+	gb_error_clear(&err);
+	free(deep);
+	char *big = xmalloc(1 << 20);
+	strcpy(big, "{\"env\": {\"BIG\": \"");
+	size_t n = strlen(big);
+	memset(big + n, 'v', (1 << 20) - n - 10);
+	strcpy(big + (1 << 20) - 10, "\"}}");
+	assert_int_equal(merge(&s, big, ORIGIN_USER, false, &err), 0);
+	assert_int_equal(strlen(s.env[0].value), (1 << 20) - n - 10);
+	free(big);
+	assert_int_equal(merge(&s, "{\"image\": \"\\u00e9\"}", ORIGIN_USER, false, &err), 0);
+	assert_string_equal(s.image.value, "\xc3\xa9");
+	assert_int_equal(merge(&s, "{\"image\": \"\\ud800\"}", ORIGIN_USER, false, &err), -1);
+	gb_error_clear(&err);
+	assert_int_equal(merge(&s, "{\"\\u0000\": 1}", ORIGIN_USER, false, &err), -1);
+	gb_error_clear(&err);
+	settings_clear(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_full_user_file),
+		cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_project_may),
+		cmocka_unit_test(test_trusted_project_may_more),
+		cmocka_unit_test(test_env_errors),
+		cmocka_unit_test(test_digest_and_drift),
+		cmocka_unit_test(test_print_and_json),
+		cmocka_unit_test(test_hostile_values),
+	};
+	return cmocka_run_group_tests_name("settings", tests, fixture_setup, fixture_teardown);
+}
