@@ -5,6 +5,8 @@ VERSION = 0.1.0
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 DESTDIR ?=
 
 CC ?= cc
@@ -50,7 +52,7 @@ test: deps
 	@$(MAKE) --no-print-directory $(BUILD)/gemini-box $(UNIT_BINS)
 	@sh tests/run-all.sh $(BUILD) $(UNIT_TESTS)
 
-unit-test: $(UNIT_BINS)
+unit-test: $(BUILD)/gemini-box $(UNIT_BINS)
 	@sh tests/run-all.sh --unit-only $(BUILD) $(UNIT_TESTS)
 
 integration-test: $(BUILD)/gemini-box
@@ -79,12 +81,16 @@ run:
 	$(BUILD)/gemini-box $(ARGS)
 
 install: $(BUILD)/gemini-box
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(ZSHCOMPDIR)
 	install -m 755 $(BUILD)/gemini-box $(DESTDIR)$(BINDIR)/gemini-box
 	install -m 644 man/gemini-box.1 $(DESTDIR)$(MANDIR)/man1/gemini-box.1
+	install -m 644 completions/gemini-box.bash $(DESTDIR)$(BASHCOMPDIR)/gemini-box
+	install -m 644 completions/_gemini-box $(DESTDIR)$(ZSHCOMPDIR)/_gemini-box
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/gemini-box $(DESTDIR)$(MANDIR)/man1/gemini-box.1
+	rm -f $(DESTDIR)$(BINDIR)/gemini-box $(DESTDIR)$(MANDIR)/man1/gemini-box.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/gemini-box $(DESTDIR)$(ZSHCOMPDIR)/_gemini-box
 
 clean:
 	rm -rf $(BUILD)

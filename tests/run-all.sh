@@ -33,11 +33,13 @@ for t in "$@"; do
 	if [ "$rc" -ne 0 ] && [ "$2" -eq 0 ]; then failed=$((failed + 1)); fi
 done
 
-if sh "$here/man-check.sh" "$here/../man/gemini-box.1"; then
-	passed=$((passed + 1))
-else
-	failed=$((failed + 1))
-fi
+for check in "sh $here/man-check.sh $here/../man/gemini-box.1" "sh $here/docs-check.sh $build/gemini-box"; do
+	if $check; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
+done
 
 if [ "$unit_only" -eq 0 ]; then
 	bash "$here/integration/run.sh" "$build/gemini-box" 2>&1 | tee "$log"
