@@ -1,5 +1,0 @@
-build/obj/boxid.o: src/boxid.c include/boxid.h include/error.h \
- include/strv.h
-include/boxid.h:
-include/error.h:
-include/strv.h:

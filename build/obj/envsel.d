@@ -1,3 +1,0 @@
-build/obj/envsel.o: src/envsel.c include/envsel.h include/strv.h
-include/envsel.h:
-include/strv.h:

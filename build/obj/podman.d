@@ -1,5 +1,0 @@
-build/obj/podman.o: src/podman.c include/podman.h include/error.h \
- include/strv.h
-include/podman.h:
-include/error.h:
-include/strv.h:

@@ -1,3 +1,0 @@
-build/obj/strv.o: src/strv.c include/strv.h include/error.h
-include/strv.h:
-include/error.h:
