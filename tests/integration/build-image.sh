@@ -80,4 +80,12 @@ new_id=$("$podman" image inspect --format '{{.Id}}' "$image")
 if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
 	"$podman" rmi "$old_id" >/dev/null 2>&1 || true # still used by a box: keep it
 fi
+# Earlier imports left without a name: remove them (not images built from
+# them, which carry the label too, but also io.buildah.version).
+"$podman" images --filter dangling=true --filter "label=$label" \
+	--format '{{.ID}} {{index .Labels "io.buildah.version"}}' 2>/dev/null |
+	while read -r id buildah; do
+		[ -z "$buildah" ] && [ "$id" != "${new_id:0:12}" ] && "$podman" rmi "$id" >/dev/null 2>&1
+	done
+true
 echo "build-image.sh: built $image ($inputs)" >&2

@@ -24,8 +24,10 @@
 # The last line of output is "N passed, N failed, N skipped"; the exit status is
 # 0 only when nothing failed.
 
+# shellcheck disable=SC2015 # "test && test || fail" is meant: fail if either fails
+# shellcheck disable=SC2016 # single-quoted $ and backquotes are test data
+
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SELF=$HERE/$(basename "${BASH_SOURCE[0]}")
 
 if [ $# -ne 1 ]; then
 	echo "usage: $0 BINARY" >&2
@@ -49,7 +51,7 @@ root_main() {
 	repo=$(cd "$HERE/../.." && pwd)
 	user=${GB_TEST_USER:-gbtest}
 
-	if [ -x "$repo/scripts/ensure-deps.sh" ] || [ -f "$repo/scripts/ensure-deps.sh" ]; then
+	if [ -f "$repo/scripts/ensure-deps.sh" ]; then
 		sh "$repo/scripts/ensure-deps.sh" test || {
 			root_fail "scripts/ensure-deps.sh test failed"
 			return
@@ -88,7 +90,8 @@ root_main() {
 	# Otherwise every podman call warns that / is not a shared mount.
 	mount --make-rshared / 2>/dev/null || say "run.sh: warning: mount --make-rshared / failed"
 
-	# Test-machine setting (crun refuses hybrid cgroups here); not gemini-box's job.
+	# Test-machine setting (crun refuses hybrid cgroups here); not gemini-box's
+	# job. The test user is meant to be a dedicated one: this file is replaced.
 	runuser -u "$user" -- mkdir -p "$home/.config/containers"
 	printf '[engine]\nruntime = "runc"\n' >"$home/.config/containers/containers.conf"
 	chown "$user:" "$home/.config/containers/containers.conf"
@@ -98,6 +101,9 @@ root_main() {
 		return
 	}
 	chmod 755 "$stage"
+	# The user part keeps its would-be summary here, should it be killed.
+	: >"$stage/progress"
+	chown "$user:" "$stage/progress"
 	cp "$bin" "$stage/gemini-box"
 	cp -R "$HERE" "$stage/integration"
 	chmod -R a+rX "$stage"
@@ -106,7 +112,10 @@ root_main() {
 	# A clean environment: none of root's variables (secrets, XDG_RUNTIME_DIR,
 	# PATH with root-only directories) may leak into the tests. No
 	# XDG_RUNTIME_DIR: rootless podman then uses /tmp/podman-run-UID on its own.
-	cd / || return 1
+	cd / || {
+		root_fail "cd / failed"
+		return
+	}
 	runuser -u "$user" -- env -i \
 		HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/bash \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
@@ -114,17 +123,24 @@ root_main() {
 		${GB_IT_ONLY+GB_IT_ONLY="$GB_IT_ONLY"} ${GB_IT_KEEP+GB_IT_KEEP="$GB_IT_KEEP"} \
 		${GB_IT_TIMEOUT+GB_IT_TIMEOUT="$GB_IT_TIMEOUT"} \
 		${GB_IT_VERBOSE+GB_IT_VERBOSE="$GB_IT_VERBOSE"} \
-		GB_IT_DEDICATED_USER=1 \
+		GB_IT_DEDICATED_USER=1 GB_IT_PROGRESS="$stage/progress" \
 		bash "$stage/integration/run.sh" "$stage/gemini-box"
 	rc=$?
+	if [ $rc -gt 128 ]; then
+		# Killed (runuser SIGKILLs it 2 s after passing on a signal): end with
+		# the summary it could not print.
+		say "run.sh: interrupted"
+		if [ -s "$stage/progress" ]; then cat "$stage/progress"; else echo "0 passed, 1 failed"; fi
+	fi
 	rm -rf "$stage"
 	return $rc
 }
 
 if [ "$(id -u)" = 0 ]; then
 	# A trap (not an ignore, which the child would inherit): the child, in the
-	# same process group, gets the signal too and cleans up its boxes.
-	trap 'say "run.sh: interrupted"' INT TERM
+	# same process group, gets the signal too and cleans up its boxes; then this
+	# shell removes the staging directory.
+	trap : INT TERM
 	root_main "$1"
 	exit
 fi
@@ -141,9 +157,14 @@ TMUX_SOCKET=gb-it-$$
 PASSED=0 FAILED=0 SKIPPED=0
 FAILED_NAMES=()
 TESTROOT=
-HOME_GIT_MADE=
 
 summary() { echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"; }
+# save_progress: the summary should the run be cut short now (counted as one
+# more failure), for the root part to print if this shell gets killed.
+save_progress() {
+	[ -n "${GB_IT_PROGRESS:-}" ] || return 0
+	echo "$PASSED passed, $((FAILED + 1)) failed, $SKIPPED skipped" >"$GB_IT_PROGRESS"
+}
 setup_fail() {
 	say "run.sh: $*"
 	echo "0 passed, 1 failed"
@@ -177,9 +198,15 @@ unset GEMINI_API_KEY GOOGLE_API_KEY GOOGLE_GENAI_USE_VERTEXAI GOOGLE_GENAI_USE_G
 	GOOGLE_VERTEX_BASE_URL GEMINI_MODEL GEMINI_CLI_TRUST_WORKSPACE GEMINI_SANDBOX \
 	SANDBOX GEMINI_BOX_PODMAN GB_PODMAN_LOG TERM_PROGRAM COLORTERM TMUX
 while IFS='=' read -r name _; do
-	case $name in GEMINI_CLI_IDE_*) unset "$name" ;; esac
+	case $name in GEMINI_CLI_IDE_* | GEMINI_BOX_*) unset "$name" ;; esac
 done < <(env)
 export GEMINI_IMAGE=$IMAGE
+# gemini-box reads the user's settings from $XDG_CONFIG_HOME/gemini-box: give
+# it an empty one, and podman (which reads $XDG_CONFIG_HOME/containers) its own.
+real_config=${XDG_CONFIG_HOME:-$HOME/.config}
+mkdir -p "$TESTROOT/config"
+[ -e "$real_config/containers" ] && ln -s "$real_config/containers" "$TESTROOT/config/containers"
+export XDG_CONFIG_HOME=$TESTROOT/config
 
 # --- cleanup ----------------------------------------------------------------
 
@@ -197,11 +224,29 @@ remove_boxes_under() {
 	done
 }
 
+# home_git_is_not_a_project makes an empty ~/.git, gemini_dir_is_created moves
+# ~/.gemini away; this undoes both.
+undo_home_changes() {
+	[ -n "$TESTROOT" ] || return 0
+	if [ -e "$TESTROOT/home-git-made" ]; then
+		rmdir "$HOME/.git" 2>/dev/null
+		rm -f "$TESTROOT/home-git-made"
+	fi
+	if [ -e "$TESTROOT/gemini-dir-moved" ]; then
+		if [ -e "$HOME/.gemini.gb-it-saved" ]; then
+			rm -rf "$HOME/.gemini"
+			mv "$HOME/.gemini.gb-it-saved" "$HOME/.gemini"
+		fi
+		rm -f "$TESTROOT/gemini-dir-moved"
+	fi
+}
+
 final_cleanup() {
 	tmux -L "$TMUX_SOCKET" kill-server >/dev/null 2>&1
-	[ -n "$HOME_GIT_MADE" ] && rm -rf "$HOME/.git"
+	undo_home_changes
 	if [ -n "$TESTROOT" ] && [ -z "${GB_IT_KEEP:-}" ]; then
 		remove_boxes_under "$TESTROOT"
+		podman untag "$IMAGE_ALT" "$IMAGE_ALT" >/dev/null 2>&1 # only that name
 		chmod -R u+rwX "$TESTROOT" 2>/dev/null
 		rm -rf "$TESTROOT"
 	elif [ -n "$TESTROOT" ]; then
@@ -212,7 +257,15 @@ final_cleanup() {
 on_signal() {
 	trap - INT TERM
 	say "run.sh: interrupted; cleaning up"
-	final_cleanup
+	# runuser SIGKILLs this shell 2 s after passing the signal on: clean up in a
+	# process of its own, which that does not reach.
+	(
+		trap '' INT TERM HUP
+		# A podman create cut short may land just after a first look.
+		[ -n "$TESTROOT" ] && [ -z "${GB_IT_KEEP:-}" ] && remove_boxes_under "$TESTROOT" && sleep 1
+		final_cleanup
+	) &
+	wait $!
 	FAILED=$((FAILED + 1))
 	summary
 	exit 130
@@ -242,11 +295,12 @@ esc() {
 
 LAST_CMD=
 # gb ARGS...: run gemini-box (stdin inherited, /dev/null unless redirected);
-# stdout goes to $T/out, stderr to $T/err, the status to $RC.
+# stdout goes to $T/out, stderr to $T/err, the status to $RC. (timeout runs in
+# the foreground so that an interrupt of the suite reaches gemini-box too.)
 gb() {
 	LAST_CMD="gemini-box $(qargs "$@")"
 	echo "\$ $LAST_CMD    # in $(qargs "$PWD")"
-	timeout -k 5 "$GB_TIMEOUT" "$BIN" "$@" >"$T/out" 2>"$T/err"
+	timeout --foreground -k 5 "$GB_TIMEOUT" "$BIN" "$@" >"$T/out" 2>"$T/err"
 	RC=$?
 	echo "  exit $RC"
 	return 0
@@ -290,7 +344,7 @@ expect_eq() {
 
 # expect_report: the last run printed a complete report of the stand-in.
 expect_report() {
-	grep -qx 'gemini-stub=begin' "${1:-$T/out}" && grep -qx 'gemini-stub=end' "${1:-$T/out}" ||
+	grep -qx 'gemini-stub=begin' "$T/out" && grep -qx 'gemini-stub=end' "$T/out" ||
 		fail "no complete report from the stand-in gemini"
 }
 
@@ -383,12 +437,12 @@ now_ms() { date +%s%3N; }
 # read_log FILE: sets LOG_RECORDS (one podman invocation per element, words
 # separated by \x1f) from podman-logger.sh's NUL-separated log.
 read_log() {
-	local w cur= first=1
+	local w cur='' first=1
 	LOG_RECORDS=()
 	while IFS= read -r -d '' w; do
 		if [ "$w" = --end-- ]; then
 			LOG_RECORDS+=("$cur")
-			cur= first=1
+			cur='' first=1
 		elif [ -n "$first" ]; then
 			cur=$w first=
 		else
@@ -401,7 +455,7 @@ read_log() {
 # global options), e.g. "exec", "create", "container inspect", "image exists".
 record_sub() {
 	local -a w
-	IFS=$'\x1f' read -r -d '' -a w <<<"$1"$'\x1f'
+	IFS=$'\x1f' read -r -d '' -a w < <(printf '%s\x1f' "$1")
 	local i=0
 	while [ $i -lt ${#w[@]} ] && [[ ${w[$i]} == -* ]]; do i=$((i + 1)); done
 	case ${w[$i]:-} in
@@ -426,7 +480,8 @@ has_opt() {
 # directory under a real terminal (a detached tmux session), with CI and
 # GITHUB_ACTIONS unset unless given. The stand-in's report (copied to
 # ./.gemini-stub-report) lands in $T/out, stderr in $T/err, the status in $RC.
-# With GB_TTY_STDOUT=FILE, gemini-box's stdout goes to FILE instead.
+# With GB_TTY_STDOUT=FILE / GB_TTY_STDIN=FILE, gemini-box's stdout / stdin is
+# that file instead of the terminal.
 tty_run() {
 	local envs=() i
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -442,9 +497,10 @@ tty_run() {
 		printf 'cd %q || exit\n' "$PWD"
 		for i in "${envs[@]}"; do printf 'export %q\n' "$i"; done
 		printf '%q' "$BIN"
-		printf ' %q' "$@"
+		for i in "$@"; do printf ' %q' "$i"; done
 		printf ' 2>%q' "$T/tty.err"
 		[ -n "${GB_TTY_STDOUT:-}" ] && printf ' >%q' "$GB_TTY_STDOUT"
+		[ -n "${GB_TTY_STDIN:-}" ] && printf ' <%q' "$GB_TTY_STDIN"
 		printf '\necho $? >%q && mv %q %q\n' "$T/tty.rc.tmp" "$T/tty.rc.tmp" "$T/tty.rc"
 	} >"$T/tty.sh"
 	LAST_CMD="(under a terminal) ${envs[*]} gemini-box $(qargs "$@")"
@@ -489,6 +545,7 @@ t_first_run_creates_box_later_runs_reuse_it() {
 	gb -p hello
 	expect_ok
 	expect_args -p hello
+	[ -z "$(ls -A)" ] || fail "gemini-box wrote into the project directory: $(ls -A)"
 	box_of .
 	id=$BOX
 	expect_box_name .
@@ -630,7 +687,7 @@ tcase stdout_and_stderr_stay_apart
 t_stdout_and_stderr_stay_apart() {
 	gb -p say:to-stdout stderr:to-stderr
 	expect_ok
-	grep -q 'to-stderr' "$T/out" && fail "gemini's stderr ended up on stdout"
+	grep -qx 'to-stderr' "$T/out" && fail "gemini's stderr ended up on stdout"
 	grep -qx 'said=to-stdout' "$T/out" || fail "gemini's stdout missing"
 	grep -qx 'to-stderr' "$T/err" || fail "gemini's stderr missing"
 }
@@ -709,7 +766,7 @@ t_listed_variables_are_forwarded_others_not() {
 	for v in "${!vals[@]}"; do assign+=("$v=${vals[$v]}"); done
 	assign+=(GB_NOT_FORWARDED=1 GOOGLE_APPLICATION_CREDENTIALS_X=1 MY_SECRET=s3)
 	LAST_CMD="env ... gemini-box -p hi"
-	env "${assign[@]}" timeout -k 5 "$GB_TIMEOUT" "$BIN" -p hi >"$T/out" 2>"$T/err"
+	env "${assign[@]}" timeout --foreground -k 5 "$GB_TIMEOUT" "$BIN" -p hi >"$T/out" 2>"$T/err"
 	RC=$?
 	expect_ok
 	for v in "${!vals[@]}"; do expect_env "$v" "${vals[$v]}"; done
@@ -746,7 +803,7 @@ t_no_secret_in_box_or_podman_argv() {
 	read_log "$GB_PODMAN_LOG"
 	for r in "${LOG_RECORDS[@]}"; do
 		sub=$(record_sub "$r")
-		IFS=$'\x1f' read -r -d '' -a words <<<"$r"$'\x1f'
+		IFS=$'\x1f' read -r -d '' -a words < <(printf '%s\x1f' "$r")
 		echo "podman call: $sub ($(qargs "${words[@]}"))"
 		case $sub in
 		exec | "container exec")
@@ -798,7 +855,7 @@ t_dry_run_runs_nothing() {
 	grep -q ' create ' "$T/out" || fail "--box-dry-run prints no create command for a new box"
 	grep -q ' exec ' "$T/out" || fail "--box-dry-run prints no exec command"
 	# Each line must be one shell-quoted command.
-	local saw_create= saw_exec=
+	local saw_create='' saw_exec=
 	while IFS= read -r line; do
 		eval "words=($line)" || fail "not shell-parseable: $line"
 		case " ${words[*]} " in
@@ -930,7 +987,7 @@ t_hostile_dir_very_long() {
 	local long c i
 	c=$(printf 'x%.0s' {1..200})
 	long=$c
-	for i in 1 2 3 4 5 6; do long+="/dir-$i-$(printf 'y%.0s' {1..60})"; done
+	for i in $(seq 1 12); do long+="/dir-$i-$(printf 'y%.0s' {1..200})"; done
 	echo "path length: $((${#PWD} + ${#long} + 1))"
 	hostile "$long"
 }
@@ -977,11 +1034,13 @@ t_home_git_is_not_a_project() {
 	[ -n "${GB_IT_DEDICATED_USER:-}" ] || skip "needs the dedicated test user (run as root) to touch \$HOME/.git"
 	[ -e "$HOME/.git" ] && skip "\$HOME/.git already exists"
 	mkdir "$HOME/.git" || fail "mkdir ~/.git"
+	touch "$TESTROOT/home-git-made" # the runner removes ~/.git should this test die
 	mkdir -p d/e
-	(cd d/e && gb -p hi)
+	cd d/e || fail cd
+	gb -p hi
 	rmdir "$HOME/.git"
 	expect_ok
-	box_of d/e
+	box_of .
 	expect_no_box "$HOME"
 }
 
@@ -1009,7 +1068,7 @@ t_box_dir_option() {
 tcase symlink_to_project_same_box
 t_symlink_to_project_same_box() {
 	local id
-	mkdir -p real/sub
+	mkdir -p real/sub real/.git
 	ln -s real link
 	(cd real && gb -p hi && expect_ok) || exit 1
 	box_of real
@@ -1021,7 +1080,6 @@ t_symlink_to_project_same_box() {
 	(cd elsewhere && gb --box-dir ../link -p hi && expect_ok) || exit 1
 	box_of real
 	expect_eq "$BOX" "$id" "box through the symlink"
-	[ -z "$(boxes_of link/sub)" ] || fail "a box for link/sub"
 }
 
 tcase gemini_dir_is_mounted
@@ -1037,6 +1095,23 @@ t_gemini_dir_is_mounted() {
 	cat "$T/mounts"
 	grep -qxF "$(realpath "$HOME/.gemini")|/home/node/.gemini" "$T/mounts" || fail "no mount ~/.gemini -> /home/node/.gemini"
 	grep -qxF "$real|$real" "$T/mounts" || fail "the project is not mounted at its own path"
+}
+
+tcase gemini_dir_is_created
+t_gemini_dir_is_created() {
+	[ -n "${GB_IT_DEDICATED_USER:-}" ] || skip "needs the dedicated test user (run as root) to move ~/.gemini"
+	[ -e "$HOME/.gemini.gb-it-saved" ] && skip "\$HOME/.gemini.gb-it-saved exists"
+	if [ -e "$HOME/.gemini" ]; then
+		mv "$HOME/.gemini" "$HOME/.gemini.gb-it-saved" || fail "cannot move ~/.gemini away"
+	fi
+	touch "$TESTROOT/gemini-dir-moved" # the runner puts it back should this test die
+	gb -p hi
+	expect_ok
+	[ -d "$HOME/.gemini" ] || fail "\$HOME/.gemini was not created"
+	expect_eq "$(stat -c %u "$HOME/.gemini")" "$(id -u)" "owner of the created ~/.gemini"
+	box_of .
+	grep -qxF "$HOME/.gemini|/home/node/.gemini" < <(inspect '{{range .Mounts}}{{.Source}}|{{.Destination}}{{"\n"}}{{end}}') ||
+		fail "no mount ~/.gemini -> /home/node/.gemini"
 }
 
 tcase box_image_option_and_env
@@ -1064,15 +1139,23 @@ t_tty_interactive_under_terminal() {
 	expect_report
 	expect_rc 5
 	expect_eq "$(rget stdout.tty)" yes "stdout is a TTY with -i QUERY"
-	tty_run -- --model m
-	expect_ok
-	expect_eq "$(rget stdout.tty)" yes "stdout is a TTY with --model m"
+	local args
+	# Options taking a value: the next word is that value, not a query.
+	for args in '--model m' '-m hello' '--prompt-interactive=q' '-d' '-y' '--approval-mode yolo' \
+		'-e ext' '--include-directories d' '--skip-trust'; do
+		# shellcheck disable=SC2086 # word splitting intended
+		tty_run -- $args
+		expect_ok
+		expect_eq "$(rget stdin.tty)/$(rget stdout.tty)" yes/yes "stdin/stdout TTY for: $args"
+	done
 }
 
 tcase tty_not_for_headless_or_commands
 t_tty_not_for_headless_or_commands() {
 	local args
-	for args in 'mcp list' '-p hi' 'hello' 'extensions list' '--acp' '-v' '-h' 'skills list' 'hooks list'; do
+	for args in 'mcp list' '-p hi' '--prompt=hi' '--prompt hi' 'hello' '-m m hello' \
+		'--model=m hello' 'extensions list' 'extension list' 'skills list' 'skill list' \
+		'hooks list' 'hook list' 'gemma' '--acp' '--experimental-acp' '-v' '--version' '-h' '--help'; do
 		# shellcheck disable=SC2086 # word splitting intended
 		tty_run -- $args
 		expect_ok
@@ -1087,12 +1170,15 @@ t_tty_not_for_headless_or_commands() {
 	GB_TTY_STDOUT=$T/redirected tty_run --
 	expect_ok
 	expect_eq "$(rget stdout.tty)" no "stdout TTY when stdout is a file"
+	GB_TTY_STDIN=/dev/null tty_run --
+	expect_ok
+	expect_eq "$(rget stdout.tty)" no "stdout TTY when stdin is /dev/null"
 }
 
 tcase tty_not_without_terminal
 t_tty_not_without_terminal() {
 	shopt -s lastpipe
-	echo | CI= gb
+	echo | CI='' gb
 	expect_ok
 	expect_eq "$(rget stdin.tty)/$(rget stdout.tty)" no/no "stdin/stdout TTY with pipes"
 }
@@ -1105,7 +1191,7 @@ t_concurrent_first_runs_one_box() {
 		cd "r$round" || fail cd
 		local pids=()
 		for i in 1 2 3; do
-			timeout -k 5 "$GB_TIMEOUT" "$BIN" -p "say:run-$i" >"$T/c$round-$i.out" 2>"$T/c$round-$i.err" &
+			timeout --foreground -k 5 "$GB_TIMEOUT" "$BIN" -p "say:run-$i" >"$T/c$round-$i.out" 2>"$T/c$round-$i.err" &
 			pids+=($!)
 		done
 		ok=1
@@ -1128,7 +1214,7 @@ t_concurrent_sessions_in_one_box() {
 	local pid t0 t1 rc
 	gb -p hi
 	expect_ok
-	timeout -k 5 "$GB_TIMEOUT" "$BIN" -p sleep:4 say:long >"$T/bg.out" 2>"$T/bg.err" &
+	timeout --foreground -k 5 "$GB_TIMEOUT" "$BIN" -p sleep:4 say:long >"$T/bg.out" 2>"$T/bg.err" &
 	pid=$!
 	sleep 1
 	t0=$(now_ms)
@@ -1147,11 +1233,11 @@ t_podman_missing_is_69() {
 	GEMINI_BOX_PODMAN=/nonexistent/podman gb -p hi
 	expect_error 69
 	LAST_CMD="PATH=/nonexistent gemini-box -p hi"
-	timeout -k 5 "$GB_TIMEOUT" env -u GEMINI_BOX_PODMAN PATH=/nonexistent "$BIN" -p hi >"$T/out" 2>"$T/err"
+	timeout --foreground -k 5 "$GB_TIMEOUT" env -u GEMINI_BOX_PODMAN PATH=/nonexistent "$BIN" -p hi >"$T/out" 2>"$T/err"
 	RC=$?
 	expect_error 69
 	LAST_CMD="PATH= gemini-box -p hi"
-	timeout -k 5 "$GB_TIMEOUT" env -u GEMINI_BOX_PODMAN PATH= "$BIN" -p hi >"$T/out" 2>"$T/err"
+	timeout --foreground -k 5 "$GB_TIMEOUT" env -u GEMINI_BOX_PODMAN PATH= "$BIN" -p hi >"$T/out" 2>"$T/err"
 	RC=$?
 	expect_error 69
 	expect_no_box .
@@ -1161,11 +1247,56 @@ tcase absent_image_is_72
 t_absent_image_is_72() {
 	gb --box-image localhost/does-not-exist:1 -p hi
 	expect_rc 72
-	grep -q '^gemini-box: ' "$T/err" || fail "no 'gemini-box: ' line on stderr"
+	tail -n 1 "$T/err" | grep -q '^gemini-box: ' || fail "stderr does not end with a 'gemini-box: ' line"
 	expect_no_box .
 	GEMINI_IMAGE=localhost/does-not-exist:2 gb -p hi
 	expect_rc 72
 	expect_no_box .
+}
+
+tcase absent_image_is_pulled
+t_absent_image_is_pulled() {
+	local target=localhost/gemini-box-test:pulled-$$-$RANDOM r pulled=
+	podman image exists "$target" && fail "$target exists already"
+	export GEMINI_BOX_PODMAN=$LOGGER GB_PODMAN_LOG=$T/podman.log GB_FAKE_PULL_FROM=$IMAGE
+	gb --box-image "$target" -p hi
+	expect_ok
+	read_log "$GB_PODMAN_LOG"
+	for r in "${LOG_RECORDS[@]}"; do
+		case $(record_sub "$r") in
+		pull | "image pull") [[ $r == *"$target" ]] && pulled=1 ;;
+		esac
+	done
+	[ -n "$pulled" ] || fail "no podman pull $target for an absent image"
+	box_of .
+	expect_eq "$(inspect '{{.ImageName}}')" "$target" "the box's image"
+	: >"$GB_PODMAN_LOG"
+	gb --box-image "$target" -p again
+	expect_ok
+	grep -qa '^pull$' < <(tr '\0' '\n' <"$GB_PODMAN_LOG") && fail "pulled again although the box exists"
+	podman rm -f -t 0 "$BOX" >/dev/null
+	podman rmi "$target" >/dev/null || fail "podman rmi $target"
+}
+
+tcase podman_step_failure_is_71
+t_podman_step_failure_is_71() {
+	export GEMINI_BOX_PODMAN=$LOGGER
+	GB_PODMAN_FAIL="create,container create" gb -p hi
+	expect_rc 71
+	grep -q '^gemini-box: ' "$T/err" || fail "no 'gemini-box: ' line on stderr"
+	expect_no_box .
+	gb -p hi
+	expect_ok
+	box_of .
+	podman stop -t 2 "$BOX" >/dev/null
+	GB_PODMAN_FAIL="start,container start" gb -p hi
+	expect_rc 71
+	grep -q '^gemini-box: ' "$T/err" || fail "no 'gemini-box: ' line on stderr"
+	box_running && fail "box running although start failed"
+	GB_PODMAN_FAIL="inspect,container inspect" gb -p hi
+	expect_rc 71
+	grep -q '^gemini-box: ' "$T/err" || fail "no 'gemini-box: ' line on stderr"
+	box_of .
 }
 
 tcase bad_box_dir_is_66
@@ -1210,9 +1341,210 @@ t_mcp_list_subcommand() {
 	expect_eq "$BOX" "$id" "box for mcp list"
 }
 
+tcase option_values_belong_to_gemini
+t_option_values_belong_to_gemini() {
+	gb -p --box-help
+	expect_ok
+	expect_args -p --box-help
+	gb -m --box-dir -p x
+	expect_ok
+	expect_args -m --box-dir -p x
+}
+
+tcase foreign_container_of_same_name_is_71
+t_foreign_container_of_same_name_is_71() {
+	local name
+	gb --box-dry-run -p hi
+	expect_rc 0
+	name=$(grep -o -- '--name[= ][^ ]*' "$T/out" | head -n 1 | sed 's/^--name[= ]//')
+	[ -n "$name" ] || fail "no --name in the dry-run create command"
+	podman create --name "$name" --label gemini-box.dir=/elsewhere "$IMAGE" >/dev/null ||
+		fail "podman create $name failed"
+	gb -p hi
+	podman_state=$(podman container inspect --format '{{.State.Status}}' "$name")
+	podman rm -f -t 0 "$name" >/dev/null
+	expect_error 71
+	expect_eq "$podman_state" created "state of the foreign container (must be left alone)"
+}
+
+# own_config JSON: use a settings file of this test's own with JSON in it.
+own_config() {
+	export XDG_CONFIG_HOME=$T/config
+	mkdir -p "$XDG_CONFIG_HOME/gemini-box"
+	[ -e "$real_config/containers" ] && ln -sfn "$real_config/containers" "$XDG_CONFIG_HOME/containers"
+	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/gemini-box/config.json"
+	echo "config.json: $1"
+}
+
+tcase box_status_stop_rm
+t_box_status_stop_rm() {
+	local id
+	gb -p "touch:$PWD/keep-me"
+	expect_ok
+	box_of .
+	id=$BOX
+	gb --box-status
+	expect_rc 0
+	grep -q "$(inspect '{{.Name}}')" "$T/out" || fail "--box-status does not name the box"
+	grep -qF "$(realpath .)" "$T/out" || fail "--box-status does not name the directory"
+	grep -q running "$T/out" || fail "--box-status does not say running"
+	gb --box-list
+	expect_rc 0
+	grep -q "$(inspect '{{.Name}}')" "$T/out" || fail "--box-list does not list the box"
+	gb --box-stop
+	expect_rc 0
+	box_running && fail "box running after --box-stop"
+	box_of .
+	expect_eq "$BOX" "$id" "box after --box-stop"
+	gb --box-rm
+	[ "$RC" -ne 0 ] || fail "--box-rm without --box-yes and without a terminal succeeded"
+	box_of .
+	gb --box-rm --box-yes
+	expect_rc 0
+	expect_no_box .
+	[ -e keep-me ] || fail "--box-rm touched the project's files"
+	gb --box-rm --box-yes
+	expect_rc 0
+	gb -p hi
+	expect_ok
+	box_of .
+	[ "$BOX" != "$id" ] || fail "same box id after --box-rm"
+}
+
+tcase box_shell
+t_box_shell() {
+	gb --box-shell < <(printf 'id -u\npwd\nexit 3\n')
+	expect_rc 3
+	expect_eq "$(head -n 1 "$T/out")" 1000 "id -u in --box-shell"
+	expect_eq "$(sed -n 2p "$T/out")" "$(realpath .)" "pwd in --box-shell"
+	gb --box-shell --box-root < <(printf 'id -u\n')
+	expect_rc 0
+	expect_eq "$(head -n 1 "$T/out")" 0 "id -u in --box-shell --box-root"
+	box_of .
+}
+
+tcase box_prune
+t_box_prune() {
+	local gone_id
+	mkdir gone kept
+	(cd gone && gb -p hi && expect_ok) || exit 1
+	(cd kept && gb -p hi && expect_ok) || exit 1
+	box_of gone
+	gone_id=$BOX
+	rm -rf gone
+	gb --box-prune --box-dry-run
+	expect_rc 0
+	grep -q "rm.*$(inspect '{{.Name}}' "$gone_id")" "$T/out" || fail "--box-prune --box-dry-run does not remove the box of a gone directory"
+	grep -q "rm.*$(inspect '{{.Name}}' "$(boxes_of kept)")" "$T/out" && fail "--box-prune --box-dry-run removes a box whose directory exists"
+	podman container exists "$gone_id" || fail "--box-dry-run pruned"
+	# The real prune removes every such box of this user: only as the test user.
+	[ -n "${GB_IT_DEDICATED_USER:-}" ] || return 0
+	gb --box-prune --box-yes
+	expect_rc 0
+	podman container exists "$gone_id" && fail "--box-prune left the box of a gone directory"
+	box_of kept
+}
+
+tcase settings_env_and_forward_env
+t_settings_env_and_forward_env() {
+	own_config '{"env": {"FIXED_VAR": "fixed-sekret-1"}, "forward_env": ["MY_FWD"]}'
+	export GEMINI_BOX_PODMAN=$LOGGER GB_PODMAN_LOG=$T/podman.log
+	MY_FWD=fwd-sekret-2 NOT_LISTED=x gb -p hi
+	expect_ok
+	expect_env FIXED_VAR fixed-sekret-1
+	expect_env MY_FWD fwd-sekret-2
+	expect_no_env NOT_LISTED
+	FIXED_VAR=from-caller gb -p hi
+	expect_ok
+	expect_env FIXED_VAR fixed-sekret-1
+	box_of .
+	podman container inspect "$BOX" | grep -qE 'fixed-sekret-1|fwd-sekret-2' && fail "a settings value is stored in the box"
+	grep -qaE 'fixed-sekret-1|fwd-sekret-2' "$GB_PODMAN_LOG" && fail "a settings value is on podman's command line"
+	return 0
+}
+
+tcase settings_mounts_drift_and_recreate
+t_settings_mounts_drift_and_recreate() {
+	local id extra
+	extra=$T/extra
+	mkdir -p "$extra"
+	echo hello >"$extra/file"
+	own_config '{}'
+	gb -p hi
+	expect_ok
+	box_of .
+	id=$BOX
+	own_config "{\"mounts\": [{\"source\": \"$extra\", \"target\": \"/mnt/extra\", \"readonly\": true}]}"
+	gb -p hi
+	expect_ok
+	box_of .
+	expect_eq "$BOX" "$id" "box after a settings change (kept until --box-recreate)"
+	grep -q '^gemini-box: .*mounts' "$T/err" || fail "no 'gemini-box: ' line naming the changed mounts"
+	gb --box-recreate --box-yes
+	expect_rc 0
+	box_of .
+	[ "$BOX" != "$id" ] || fail "--box-recreate kept the same container"
+	gb -p touch:/mnt/extra/new
+	expect_report
+	[ -e "$extra/new" ] && fail "a readonly mount was writable"
+	inspect '{{range .Mounts}}{{.Source}}|{{.Destination}}|{{.RW}}{{"\n"}}{{end}}' >"$T/mounts"
+	grep -qxF "$extra|/mnt/extra|false" "$T/mounts" || fail "no readonly mount $extra -> /mnt/extra: $(cat "$T/mounts")"
+	gb -p hi
+	expect_ok
+	[ -s "$T/err" ] && fail "still reports drift after --box-recreate: $(cat "$T/err")"
+	return 0
+}
+
+tcase project_file_limits_are_78
+t_project_file_limits_are_78() {
+	local bad
+	mkdir -p .gemini
+	for bad in '{"podman_args": ["--privileged"]}' \
+		"{\"mounts\": [{\"source\": \"$HOME\", \"target\": \"/x\"}]}" \
+		'{"network": "host"}' '{"forward_env": ["SSH_AUTH_SOCK"]}' \
+		'{"env": {"GEMINI_API_KEY": "stolen"}}' '{"image": ' '{"bogus": 1}'; do
+		printf '%s\n' "$bad" >.gemini/gemini-box.json
+		echo "project file: $bad"
+		gb -p hi
+		expect_error 78
+		expect_no_box .
+	done
+	printf '%s\n' '{"env": {"PROJECT_VAR": "p v"}}' >.gemini/gemini-box.json
+	gb -p hi
+	expect_ok
+	expect_env PROJECT_VAR "p v"
+}
+
+tcase project_containerfile_is_built
+t_project_containerfile_is_built() {
+	local marker=built-$$-$RANDOM built
+	mkdir -p .gemini
+	printf '%s\n' 'ARG BASE_IMAGE' 'FROM $BASE_IMAGE' 'USER root' "RUN touch /$marker" 'USER node' \
+		>.gemini/sandbox.Dockerfile
+	gb -p hi
+	expect_ok
+	grep -q 'STEP' "$T/err" || fail "no build output (STEP ...) on stderr for the first run"
+	box_of .
+	built=$(inspect '{{.ImageName}}')
+	[[ $built == localhost/gemini-box-build:* ]] || fail "the box's image is $built, not a localhost/gemini-box-build image"
+	podman image exists "$built" || fail "$built does not exist"
+	podman run --rm --entrypoint /bin/ls "$built" "/$marker" >/dev/null 2>&1 ||
+		fail "$built was not built from the containerfile (no /$marker)"
+	podman rm -f -t 0 "$BOX" >/dev/null
+	gb -p hi
+	expect_ok
+	grep -q 'STEP' "$T/err" && fail "rebuilt although nothing changed: $(head -n 3 "$T/err")"
+	box_of .
+	expect_eq "$(inspect '{{.ImageName}}')" "$built" "image of the recreated box"
+	podman rm -f -t 0 "$BOX" >/dev/null
+	podman rmi "$built" >/dev/null 2>&1
+	return 0
+}
+
 # ---------------------------------------------------------------------------
 # Runner.
 # ---------------------------------------------------------------------------
+save_progress
 n=0
 for name in "${TESTS[@]}"; do
 	if [ -n "${GB_IT_ONLY:-}" ] && ! [[ $name =~ $GB_IT_ONLY ]]; then continue; fi
@@ -1227,6 +1559,7 @@ for name in "${TESTS[@]}"; do
 	rc=$?
 	t1=$(now_ms)
 	[ -z "${GB_IT_KEEP:-}" ] && remove_boxes_under "$T"
+	undo_home_changes
 	tmux -L "$TMUX_SOCKET" kill-server >/dev/null 2>&1
 	secs=$(printf '%d.%01d' $(((t1 - t0) / 1000)) $((((t1 - t0) % 1000) / 100)))
 	case $rc in
@@ -1246,6 +1579,7 @@ for name in "${TESTS[@]}"; do
 		sed 's/^/    /' "$T/log"
 		;;
 	esac
+	save_progress
 done
 
 final_cleanup
