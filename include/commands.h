@@ -12,7 +12,7 @@
 #endif
 
 /* Carries out o->command (anything but help and version). Returns the exit
- * status, or -1 with err set. */
+ * status (gemini's, after a run), or -1 with err set. */
 int command_run(const struct box_options *o, struct gb_error *err);
 
 #endif

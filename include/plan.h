@@ -28,7 +28,9 @@ struct box_spec {
 	const char *gemini_home; /* host ~/.gemini (canonical), mounted at home/.gemini */
 	const struct settings *settings;
 	const char *settings_digest; /* recorded in a label, to see drift */
-	bool rootless;               /* keep-id only works rootless */
+	const char *
+	        session; /* the exec session's tag (passed by name from the environment), or NULL */
+	bool rootless;   /* keep-id only works rootless */
 	bool tty;
 	char *const *env_names; /* forwarded by name only */
 	size_t n_env;

@@ -19,6 +19,7 @@
 #include "podman.h"
 #include "quote.h"
 #include "report.h"
+#include "session.h"
 #include "settings.h"
 #include "strv.h"
 
@@ -47,6 +48,8 @@ struct app {
 	bool build_needed;
 	char *digest;
 	struct strv env_names;
+	char session[SESSION_TOKEN_SIZE]; /* empty until a session is planned */
+	int exit_status;                  /* the session's, once it ran */
 };
 
 static void app_clear(struct app *a)
@@ -320,6 +323,7 @@ static struct box_spec app_spec(const struct app *a, bool tty)
 		.gemini_home = a->gemini_home,
 		.settings = &a->settings,
 		.settings_digest = a->digest,
+		.session = a->session[0] ? a->session : NULL,
 		.rootless = geteuid() != 0,
 		.tty = tty,
 		.env_names = a->env_names.v,
@@ -487,17 +491,17 @@ static enum step_outcome run_step(const struct step *st, const char *image, stru
 	return outcome;
 }
 
-/* Runs every step but a final STEP_EXEC, which it then execs. */
-static enum step_outcome run_plan(const struct app *a, const struct plan *p, struct gb_error *err)
+/* Runs the steps; a final STEP_EXEC is the session, whose status is kept. */
+static enum step_outcome run_plan(struct app *a, const struct plan *p, struct gb_error *err)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const struct step *st = &p->steps[i];
 		if (st->kind == STEP_EXEC) {
-			fflush(NULL);
-			execv(st->argv.v[0], st->argv.v);
-			gb_fail(err, EXIT_BOX_NOPODMAN, "cannot run %s: %s", a->podman,
-			        strerror(errno));
-			return STEP_FAILED;
+			int status = session_run(st->argv.v, a->podman, a->name, a->session, err);
+			if (status < 0)
+				return STEP_FAILED;
+			a->exit_status = status;
+			return STEP_OK;
 		}
 		if (st->kind == STEP_CREATE) {
 			if (geteuid() == 0)
@@ -592,8 +596,19 @@ static int confirm(const struct app *a, const char *question, struct gb_error *e
 
 /* ---- commands ---- */
 
+/* The session's tag reaches podman through its environment, like every value. */
+static int start_session(struct app *a, struct gb_error *err)
+{
+	if (session_token(a->session, err) < 0)
+		return -1;
+	setenv(SESSION_ENV, a->session, 1);
+	return 0;
+}
+
 static int cmd_run(struct app *a, struct gb_error *err)
 {
+	if (start_session(a, err) < 0)
+		return -1;
 	const struct box_options *o = a->o;
 	struct gemini_intent intent = gemini_intent_of(o->gemini_args.v, o->gemini_args.n);
 	bool ci = env_is_true(environ, "CI") || env_is_true(environ, "GITHUB_ACTIONS");
@@ -603,6 +618,8 @@ static int cmd_run(struct app *a, struct gb_error *err)
 
 static int cmd_shell(struct app *a, struct gb_error *err)
 {
+	if (start_session(a, err) < 0)
+		return -1;
 	bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	return bring_up_and(a, tty, add_shell_exec, err);
 }
@@ -829,5 +846,5 @@ out:
 	app_clear(&a);
 	if (rc == 0 && fflush(stdout) != 0)
 		rc = gb_fail(err, EXIT_BOX_INTERNAL, "cannot write to standard output");
-	return rc;
+	return rc < 0 ? -1 : a.exit_status;
 }

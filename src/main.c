@@ -53,10 +53,13 @@ int main(int argc, char *argv[])
 		fputs(usage_text, stdout);
 	} else if (o.command == CMD_VERSION) {
 		printf("gemini-box %s\n", GEMINI_BOX_VERSION);
-	} else if (command_run(&o, &err) < 0) {
-		gb_error_print(&err);
-		status = err.status;
-		gb_error_clear(&err);
+	} else {
+		status = command_run(&o, &err);
+		if (status < 0) {
+			gb_error_print(&err);
+			status = err.status;
+			gb_error_clear(&err);
+		}
 	}
 	box_options_clear(&o);
 	if (fflush(stdout) != 0 && status == EXIT_BOX_OK)

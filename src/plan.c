@@ -5,6 +5,7 @@
 
 #include "boxid.h"
 #include "quote.h"
+#include "session.h"
 
 /* podman reads --mount as one CSV record: a field in double quotes may hold
  * commas, newlines and (doubled) quotes. -v would split paths on colons. */
@@ -125,13 +126,22 @@ static void exec_prefix(const struct box_spec *s, bool tty, struct strv *argv)
 	strv_pushf(argv, "--workdir=%s", s->workdir);
 }
 
+/* Set at every exec, never at creation: SANDBOX keeps gemini from nesting a
+ * sandbox of its own, the session tag lets signals reach it. Only SANDBOX,
+ * the box's name, carries its value on the command line. */
+static void exec_env(const struct box_spec *s, struct strv *argv)
+{
+	strv_pushf(argv, "--env=SANDBOX=%s", s->name);
+	if (s->session) /* by name, like every other: the caller put it in podman's environment */
+		strv_push(argv, "--env=" SESSION_ENV);
+	for (size_t i = 0; i < s->n_env; i++)
+		strv_pushf(argv, "--env=%s", s->env_names[i]);
+}
+
 void podman_exec_argv(const struct box_spec *s, struct strv *argv)
 {
 	exec_prefix(s, s->tty, argv);
-	/* Set at every exec, never at creation: gemini then never nests a sandbox. */
-	strv_pushf(argv, "--env=SANDBOX=%s", s->name);
-	for (size_t i = 0; i < s->n_env; i++)
-		strv_pushf(argv, "--env=%s", s->env_names[i]);
+	exec_env(s, argv);
 	strv_push(argv, s->name);
 	strv_push(argv, "gemini");
 	strv_pushv(argv, s->gemini_args, s->n_args);
@@ -142,9 +152,7 @@ void podman_shell_argv(const struct box_spec *s, bool root, struct strv *argv)
 	exec_prefix(s, s->tty, argv);
 	if (root)
 		strv_push(argv, "--user=root");
-	strv_pushf(argv, "--env=SANDBOX=%s", s->name);
-	for (size_t i = 0; i < s->n_env; i++)
-		strv_pushf(argv, "--env=%s", s->env_names[i]);
+	exec_env(s, argv);
 	strv_push(argv, s->name);
 	/* The box's shell, not the host's: bash where the image has it. */
 	strv_push(argv, "/bin/sh");

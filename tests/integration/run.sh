@@ -683,6 +683,37 @@ t_exit_status_passes_through() {
 	done
 }
 
+# podman 4.3's exec relays no signal: gemini-box must, or a killed run leaves
+# gemini working in the box and reports success.
+tcase signals_reach_gemini
+t_signals_reach_gemini() {
+	local sig num pid rc i
+	gb -p hi
+	expect_ok
+	box_of .
+	for sig in TERM INT HUP; do
+		num=$(kill -l "$sig")
+		# A background job starts with SIGINT ignored, which gemini-box
+		# respects as every program should: reset it for this test.
+		timeout --foreground -k 5 "$GB_TIMEOUT" env --default-signal=INT,QUIT "$BIN" \
+			-p pid sleep:30 say:finished >"$T/sig.out" 2>"$T/sig.err" &
+		pid=$!
+		for i in $(seq 1 200); do
+			grep -q '^pid=' "$T/sig.out" && break
+			sleep 0.05
+		done
+		grep -q '^pid=' "$T/sig.out" || fail "gemini did not start under gemini-box"
+		kill -"$sig" "$pid"
+		wait "$pid"
+		rc=$?
+		echo "SIG$sig: exit $rc"
+		sed 's/^/  err| /' "$T/sig.err"
+		grep -q '^said=finished' "$T/sig.out" && fail "gemini ran on to its end after SIG$sig"
+		podman top "$BOX" args | grep -q 'sleep:30' && fail "gemini still runs in the box after SIG$sig"
+		expect_eq "$rc" "$((128 + num))" "exit status after SIG$sig"
+	done
+}
+
 tcase stdout_and_stderr_stay_apart
 t_stdout_and_stderr_stay_apart() {
 	gb -p say:to-stdout stderr:to-stderr
