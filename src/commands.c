@@ -581,7 +581,7 @@ static int confirm(const struct app *a, const char *question, struct gb_error *e
 {
 	if (a->o->yes || a->o->dry_run)
 		return 0;
-	if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
+	if (!isatty(STDIN_FILENO))
 		return gb_fail(err, EXIT_BOX_USAGE,
 		               "%s removes boxes and there is no terminal to ask on; add --box-yes",
 		               a->o->command_option);

@@ -1572,6 +1572,173 @@ t_project_containerfile_is_built() {
 	return 0
 }
 
+tcase box_list_json_and_gone
+t_box_list_json_and_gone() {
+	local name_a name_b
+	mkdir a b
+	(cd a && gb -p hi && expect_ok) || exit 1
+	(cd b && gb -p hi && expect_ok) || exit 1
+	name_a=$(inspect '{{.Name}}' "$(boxes_of a)")
+	name_b=$(inspect '{{.Name}}' "$(boxes_of b)")
+	rm -rf b
+	gb --box-list
+	expect_rc 0
+	grep -q "^$name_a .*$(realpath a)\$" "$T/out" || fail "--box-list lacks $name_a with its directory"
+	grep -q "^$name_b .*(gone)\$" "$T/out" || fail "--box-list does not mark $name_b's directory gone"
+	grep -q "^$name_a .*(gone)" "$T/out" && fail "--box-list marks an existing directory gone"
+	gb --box-list --box-json
+	expect_rc 0
+	python3 - "$T/out" "$name_a" "$name_b" "$(realpath a)" <<'PY' || fail "--box-list --box-json is wrong"
+import json, sys
+boxes = {b["name"]: b for b in json.load(open(sys.argv[1]))}
+a, b = boxes[sys.argv[2]], boxes[sys.argv[3]]
+assert a["directory"] == sys.argv[4] and a["directory_exists"] is True, a
+assert b["directory_exists"] is False, b
+assert a["state"] == "running" and a["image"], a
+PY
+	# A container that merely looks like a box is not one: boxes are found by label.
+	podman create --name gemini-box-impostor-000000000000 --entrypoint sleep "$IMAGE" 1 >/dev/null
+	gb --box-list
+	podman rm -f gemini-box-impostor-000000000000 >/dev/null
+	grep -q impostor "$T/out" && fail "--box-list lists a container without the gemini-box.dir label"
+	return 0
+}
+
+tcase box_config_shows_origins
+t_box_config_shows_origins() {
+	own_config '{"image": "from-user:1", "network": "none", "ports": ["9001:80"]}'
+	mkdir -p .gemini
+	printf '%s\n' '{"image": "from-project:1", "env": {"P": "1"}}' >.gemini/gemini-box.json
+	unset GEMINI_IMAGE
+	gb --box-config
+	expect_rc 0
+	grep -q "^image *= from-project:1  (project file .*gemini-box.json)" "$T/out" || fail "project image not shown with its origin"
+	grep -q "^network *= none  (user file .*config.json)" "$T/out" || fail "user network not shown with its origin"
+	grep -q "^user *= 1000:1000  (default)" "$T/out" || fail "default user not shown"
+	grep -q "^ports\[0\] *= 9001:80  (user file" "$T/out" || fail "user port not shown"
+	GEMINI_IMAGE=from-env:1 gb --box-config
+	grep -q "^image *= from-env:1  (environment GEMINI_IMAGE)" "$T/out" || fail "environment image does not win over the project's"
+	GEMINI_IMAGE=from-env:1 gb --box-config --box-image from-option:1
+	grep -q "^image *= from-option:1  (option --box-image)" "$T/out" || fail "--box-image does not win over the environment"
+	gb --box-config --box-json
+	expect_rc 0
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["image"]["value"]=="from-project:1" and d["image"]["from"]["kind"]=="project file", d' "$T/out" ||
+		fail "--box-config --box-json is wrong"
+	expect_no_box .
+}
+
+# confirm_run ANSWER ARGS...: run gemini-box under a terminal and type ANSWER
+# and Enter (typed ahead: the terminal keeps it until gemini-box reads).
+confirm_run() {
+	local answer=$1 i
+	shift
+	rm -f "$T/c.rc" "$T/c.rc.tmp"
+	{
+		printf 'cd %q || exit\n' "$PWD"
+		printf '%q' "$BIN"
+		for i in "$@"; do printf ' %q' "$i"; done
+		printf ' >%q 2>%q\n' "$T/out" "$T/err"
+		printf 'echo $? >%q && mv %q %q\n' "$T/c.rc.tmp" "$T/c.rc.tmp" "$T/c.rc"
+	} >"$T/c.sh"
+	LAST_CMD="(under a terminal, typing $answer) gemini-box $(qargs "$@")"
+	echo "\$ $LAST_CMD"
+	TERM=xterm tmux -L "$TMUX_SOCKET" -f /dev/null new-session -d -x 200 -y 50 "bash $(printf %q "$T/c.sh")" ||
+		fail "tmux new-session failed"
+	tmux -L "$TMUX_SOCKET" send-keys "$answer" Enter
+	for ((i = 0; i < GB_TIMEOUT * 10; i++)); do
+		[ -f "$T/c.rc" ] && break
+		sleep 0.1
+	done
+	[ -f "$T/c.rc" ] || fail "the run under tmux did not finish"
+	RC=$(cat "$T/c.rc")
+	echo "  exit $RC"
+}
+
+tcase removal_asks_on_a_terminal
+t_removal_asks_on_a_terminal() {
+	local id
+	gb -p hi
+	expect_ok
+	box_of .
+	id=$BOX
+	confirm_run n --box-rm
+	expect_rc 1
+	grep -q 'Remove box .*\[y/N\]' "$T/err" || fail "no question on stderr"
+	box_of .
+	expect_eq "$BOX" "$id" "box after answering n"
+	confirm_run n --box-recreate
+	expect_rc 1
+	box_of .
+	expect_eq "$BOX" "$id" "box after answering n to --box-recreate"
+	gb --box-recreate
+	expect_error 64
+	confirm_run y --box-recreate
+	expect_rc 0
+	box_of .
+	[ "$BOX" != "$id" ] || fail "--box-recreate answered y kept the box"
+	confirm_run y --box-rm
+	expect_rc 0
+	expect_no_box .
+}
+
+tcase management_dry_runs_change_nothing
+t_management_dry_runs_change_nothing() {
+	local id name started
+	gb -p hi
+	expect_ok
+	box_of .
+	id=$BOX
+	name=$(inspect '{{.Name}}')
+	started=$(inspect '{{.State.StartedAt}}')
+	gb --box-stop --box-dry-run
+	expect_rc 0
+	grep -qx "$(command -v podman) stop $name" "$T/out" || fail "--box-stop --box-dry-run printed: $(cat "$T/out")"
+	gb --box-rm --box-dry-run
+	expect_rc 0
+	grep -qx "$(command -v podman) rm --force $name" "$T/out" || fail "--box-rm --box-dry-run printed: $(cat "$T/out")"
+	gb --box-recreate --box-dry-run
+	expect_rc 0
+	grep -q "rm --force $name" "$T/out" && grep -q " create .*--name=$name" "$T/out" ||
+		fail "--box-recreate --box-dry-run does not show removal and creation"
+	gb --box-status --box-dry-run
+	expect_rc 0
+	grep -q "container inspect $name" "$T/out" || fail "--box-status --box-dry-run printed: $(cat "$T/out")"
+	box_of .
+	expect_eq "$BOX" "$id" "box after the dry runs"
+	box_running || fail "a dry run stopped the box"
+	expect_eq "$(inspect '{{.State.StartedAt}}')" "$started" "start time after the dry runs"
+}
+
+tcase box_build_forces_and_drifts
+t_box_build_forces_and_drifts() {
+	local first second
+	mkdir -p .gemini
+	printf '%s\n' 'ARG BASE_IMAGE' 'FROM $BASE_IMAGE' 'RUN true' >.gemini/sandbox.Dockerfile
+	gb -p hi
+	expect_ok
+	box_of .
+	first=$(inspect '{{.ImageName}}')
+	gb --box-build
+	expect_rc 0
+	grep -q 'STEP' "$T/err" || fail "--box-build did not build although the image was up to date"
+	printf '%s\n' 'ARG BASE_IMAGE' 'FROM $BASE_IMAGE' 'RUN echo changed' >.gemini/sandbox.Dockerfile
+	gb -p hi
+	expect_ok
+	grep -q '^gemini-box: .*image' "$T/err" || fail "a changed containerfile does not show as drift of the image"
+	gb --box-status
+	grep -q '^settings *drifted: image' "$T/out" || fail "--box-status does not show the drifted image"
+	gb --box-recreate --box-yes
+	expect_rc 0
+	box_of .
+	second=$(inspect '{{.ImageName}}')
+	[ "$first" != "$second" ] || fail "the recreated box has the old image $first"
+	gb --box-build --box-dir "$T"
+	expect_error 78
+	podman rm -f -t 0 "$BOX" >/dev/null
+	podman rmi "$first" "$second" >/dev/null 2>&1
+	return 0
+}
+
 # ---------------------------------------------------------------------------
 # Runner.
 # ---------------------------------------------------------------------------
