@@ -25,7 +25,7 @@ BUILD = build
 LIB_SRCS = src/args.c src/boxid.c src/build.c src/commands.c src/envsel.c src/error.c \
 	src/inspect.c src/plan.c src/podman.c src/quote.c src/report.c src/session.c src/settings.c src/strv.c
 LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
-UNIT_TESTS = args boxid build envsel inspect plan podman quote report session settings
+UNIT_TESTS = args boxid build envsel inspect plan podman quote report session settings strv
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test_%)
 
 .PHONY: all deps test unit-test integration-test man-check memcheck sanitize install uninstall \

@@ -8,6 +8,10 @@
 
 #include "strv.h"
 
+/* Whether s is a portable variable name ([A-Za-z_][A-Za-z0-9_]*): anything
+ * else could not be passed as --env NAME. */
+bool env_name_valid(const char *s);
+
 /* Whether a variable of this name is forwarded: the terminal's (TERM,
  * COLORTERM, LANG, LC_*, TERM_PROGRAM), the IDE companion's (GEMINI_CLI_IDE_*),
  * GEMINI_SANDBOX, and gemini's auth and model variables. */

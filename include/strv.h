@@ -20,6 +20,8 @@ void strv_push(struct strv *sv, const char *s);
 void strv_pushf(struct strv *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strv_pushv(struct strv *sv, char *const *v, size_t n);
 void strv_clear(struct strv *sv);
+/* The strings joined by sep, malloc'd ("" for none). */
+char *strv_join(const struct strv *sv, const char *sep);
 
 /* Allocation helpers that never return NULL. */
 void *xmalloc(size_t n);

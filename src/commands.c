@@ -416,6 +416,18 @@ static int check_owner(const struct app *a, const struct box_info *info, struct 
 	return -1;
 }
 
+/* This directory's box, or a failure when its name is taken by another's. */
+static int inspect_own_box(const struct app *a, struct box_info *info, struct gb_error *err)
+{
+	if (inspect_box(a, info, err) < 0)
+		return -1;
+	if (check_owner(a, info, err) < 0) {
+		box_info_clear(info);
+		return -1;
+	}
+	return 0;
+}
+
 /* One line naming what differs between the box and the current settings. */
 static void report_drift(const struct app *a, const struct box_info *info)
 {
@@ -427,16 +439,7 @@ static void report_drift(const struct app *a, const struct box_info *info)
 		strv_clear(&changed);
 		return;
 	}
-	size_t len = 1;
-	for (size_t i = 0; i < changed.n; i++)
-		len += strlen(changed.v[i]) + 2;
-	char *keys = xmalloc(len);
-	keys[0] = '\0';
-	for (size_t i = 0; i < changed.n; i++) {
-		if (i)
-			strcat(keys, ", ");
-		strcat(keys, changed.v[i]);
-	}
+	char *keys = strv_join(&changed, ", ");
 	fprintf(stderr,
 	        "gemini-box: box %s was made with other settings (%s changed); "
 	        "gemini-box --box-recreate applies them\n",
@@ -530,12 +533,8 @@ static int bring_up_and(struct app *a, bool tty,
 	struct box_spec spec = app_spec(a, tty);
 	for (int attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
 		struct box_info info;
-		if (inspect_box(a, &info, err) < 0)
+		if (inspect_own_box(a, &info, err) < 0)
 			return -1;
-		if (check_owner(a, &info, err) < 0) {
-			box_info_clear(&info);
-			return -1;
-		}
 		if (attempt == 0)
 			report_drift(a, &info);
 		struct plan plan = PLAN_INIT;
@@ -680,12 +679,8 @@ static int cmd_list(struct app *a, struct gb_error *err)
 static int act_on_box(struct app *a, enum step_kind kind, bool ask, struct gb_error *err)
 {
 	struct box_info info;
-	if (inspect_box(a, &info, err) < 0)
+	if (inspect_own_box(a, &info, err) < 0)
 		return -1;
-	if (check_owner(a, &info, err) < 0) {
-		box_info_clear(&info);
-		return -1;
-	}
 	bool absent = info.state == BOX_ABSENT;
 	bool stopped = info.state == BOX_STOPPED;
 	box_info_clear(&info);

@@ -24,8 +24,7 @@ static const char *const exact_names[] = {
 
 static const char *const prefixes[] = { "LC_", "GEMINI_CLI_IDE_" };
 
-/* A portable variable name; anything else could not be passed as --env NAME. */
-static bool valid_name(const char *s)
+bool env_name_valid(const char *s)
 {
 	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
 		return false;
@@ -38,7 +37,7 @@ static bool valid_name(const char *s)
 
 bool env_name_forwarded(const char *name)
 {
-	if (!valid_name(name))
+	if (!env_name_valid(name))
 		return false;
 	for (size_t i = 0; i < sizeof(exact_names) / sizeof(*exact_names); i++)
 		if (strcmp(name, exact_names[i]) == 0)

@@ -170,17 +170,6 @@ static const char *check_port(const char *v)
 	return NULL;
 }
 
-static bool valid_env_name(const char *s)
-{
-	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_'))
-			return false;
-	return true;
-}
-
 /* ---- parsing ---- */
 
 struct parse {
@@ -367,7 +356,7 @@ static int parse_env(struct parse *p, const cJSON *v)
 	for (const cJSON *e = v->child; e; e = e->next) {
 		char *path = xasprintf("env.%s", e->string);
 		int rc = 0;
-		if (!valid_env_name(e->string))
+		if (!env_name_valid(e->string))
 			rc = bad(p, path, "not a variable name (letters, digits and _)");
 		else if (strcmp(e->string, "SANDBOX") == 0)
 			rc = bad(p, path, "is set by gemini-box to the box's name");
@@ -419,7 +408,7 @@ static int parse_string_list(struct parse *p, const char *key, const cJSON *v,
 
 static const char *check_env_name(const char *v)
 {
-	return valid_env_name(v) ? NULL : "not a variable name (letters, digits and _)";
+	return env_name_valid(v) ? NULL : "not a variable name (letters, digits and _)";
 }
 
 static const char *check_podman_arg(const char *v)
@@ -816,16 +805,7 @@ char *settings_creation_digest(const struct settings *s)
 	digest_list(&pairs, "ports", &s->ports);
 	digest_list(&pairs, "podman_args", &s->podman_args);
 
-	size_t len = 1;
-	for (size_t i = 0; i < pairs.n; i++)
-		len += strlen(pairs.v[i]) + 1;
-	char *out = xmalloc(len);
-	out[0] = '\0';
-	for (size_t i = 0; i < pairs.n; i++) {
-		if (i)
-			strcat(out, ",");
-		strcat(out, pairs.v[i]);
-	}
+	char *out = strv_join(&pairs, ",");
 	strv_clear(&pairs);
 	return out;
 }

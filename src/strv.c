@@ -93,3 +93,16 @@ void strv_clear(struct strv *sv)
 	sv->v = NULL;
 	sv->n = sv->cap = 0;
 }
+
+char *strv_join(const struct strv *sv, const char *sep)
+{
+	size_t len = 1, seplen = strlen(sep);
+	for (size_t i = 0; i < sv->n; i++)
+		len += strlen(sv->v[i]) + seplen;
+	char *out = xmalloc(len);
+	char *o = out;
+	for (size_t i = 0; i < sv->n; i++)
+		o = stpcpy(i ? stpcpy(o, sep) : o, sv->v[i]);
+	*o = '\0';
+	return out;
+}
