@@ -1,9 +1,11 @@
 # gemini-box: see README.md. `make` builds build/gemini-box; `make test` runs
 # every test (installing what it needs when root); `make install` installs.
 VERSION = 0.1.0
+BENCH_ROUNDS ?= 15
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
@@ -17,21 +19,38 @@ CFLAGS ?= -O2 -g
 # CI adds -Werror through CFLAGS_EXTRA, so a local build is not broken by a new compiler's warnings.
 CFLAGS_EXTRA ?=
 DEPS_CFLAGS := $(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null)
-DEPS_LIBS := $(shell $(PKG_CONFIG) --libs libcjson libcrypto 2>/dev/null)
-ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(CFLAGS_EXTRA) -Iinclude $(DEPS_CFLAGS) \
+# libcrypto is linked statically where its archive exists: gemini-box uses
+# only its SHA-256, and loading the shared library costs every launch ~0.4 ms.
+CRYPTO_A := $(wildcard $(shell $(PKG_CONFIG) --variable=libdir libcrypto 2>/dev/null)/libcrypto.a)
+DEPS_LIBS := $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) \
+	$(if $(CRYPTO_A),$(CRYPTO_A) -pthread,$(shell $(PKG_CONFIG) --libs libcrypto 2>/dev/null))
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(CFLAGS_EXTRA) -Iinclude -I$(BUILD) $(DEPS_CFLAGS) \
 	-DGEMINI_BOX_VERSION='"$(VERSION)"' -MMD -MP
 
 BUILD = build
-LIB_SRCS = src/args.c src/boxid.c src/build.c src/commands.c src/envsel.c src/error.c \
+LIB_SRCS = src/args.c src/boxid.c src/boxinit.c src/build.c src/commands.c src/doctor.c src/envsel.c src/error.c src/hash.c \
 	src/inspect.c src/plan.c src/podman.c src/quote.c src/report.c src/session.c src/settings.c src/strv.c
 LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
-UNIT_TESTS = args boxid build envsel inspect plan podman quote report session settings strv
+UNIT_TESTS = args boxid boxinit build doctor envsel inspect plan podman quote report session settings strv
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test_%)
 
-.PHONY: all deps test unit-test integration-test man-check memcheck sanitize install uninstall \
+.PHONY: all deps test unit-test integration-test man-check memcheck sanitize bench install uninstall \
 	run clean format lint
 
-all: $(BUILD)/gemini-box
+all: $(BUILD)/gemini-box $(BUILD)/gemini-box-init
+
+# The box's init runs in any image, so it is static and needs nothing else
+# (nor a sanitizer: those cannot link statically).
+$(BUILD)/gemini-box-init: src/init/box-init.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNINGS) -O2 -g $(CFLAGS_EXTRA) -static -o $@ $<
+
+# gemini-box names its init by content, so a box can tell an upgraded init.
+$(BUILD)/init-id.h: $(BUILD)/gemini-box-init
+	@printf '#define GEMINI_BOX_INIT_ID "%s"\n' "$$(sha256sum $< | cut -c1-12)" >$@.tmp
+	@cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
+
+$(BUILD)/obj/boxinit.o: $(BUILD)/init-id.h
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -49,13 +68,13 @@ deps:
 	@sh scripts/ensure-deps.sh test
 
 test: deps
-	@$(MAKE) --no-print-directory $(BUILD)/gemini-box $(UNIT_BINS)
+	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	@sh tests/run-all.sh $(BUILD) $(UNIT_TESTS)
 
-unit-test: $(BUILD)/gemini-box $(UNIT_BINS)
+unit-test: all $(UNIT_BINS)
 	@sh tests/run-all.sh --unit-only $(BUILD) $(UNIT_TESTS)
 
-integration-test: $(BUILD)/gemini-box
+integration-test: all
 	@bash tests/integration/run.sh $(BUILD)/gemini-box
 
 # The unit tests under valgrind: any error or leak fails.
@@ -71,24 +90,30 @@ sanitize:
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS="-fsanitize=address,undefined" unit-test
 
+# Launch paths against their podman floors (README, "Benchmark").
+bench: all
+	@bash bench/run.sh $(BUILD)/gemini-box $(BENCH_ROUNDS)
+
 man-check:
 	@sh tests/man-check.sh man/gemini-box.1
 
 # make run ARGS='...': installs what is missing, builds, runs gemini-box here.
 run:
 	@sh scripts/ensure-deps.sh run
-	@$(MAKE) --no-print-directory $(BUILD)/gemini-box
+	@$(MAKE) --no-print-directory all
 	$(BUILD)/gemini-box $(ARGS)
 
-install: $(BUILD)/gemini-box
+install: $(BUILD)/gemini-box $(BUILD)/gemini-box-init
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) \
-		$(DESTDIR)$(ZSHCOMPDIR)
+		$(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(LIBEXECDIR)/gemini-box
+	install -m 755 $(BUILD)/gemini-box-init $(DESTDIR)$(LIBEXECDIR)/gemini-box/gemini-box-init
 	install -m 755 $(BUILD)/gemini-box $(DESTDIR)$(BINDIR)/gemini-box
 	install -m 644 man/gemini-box.1 $(DESTDIR)$(MANDIR)/man1/gemini-box.1
 	install -m 644 completions/gemini-box.bash $(DESTDIR)$(BASHCOMPDIR)/gemini-box
 	install -m 644 completions/_gemini-box $(DESTDIR)$(ZSHCOMPDIR)/_gemini-box
 
 uninstall:
+	rm -f $(DESTDIR)$(LIBEXECDIR)/gemini-box/gemini-box-init
 	rm -f $(DESTDIR)$(BINDIR)/gemini-box $(DESTDIR)$(MANDIR)/man1/gemini-box.1 \
 		$(DESTDIR)$(BASHCOMPDIR)/gemini-box $(DESTDIR)$(ZSHCOMPDIR)/_gemini-box
 
@@ -105,3 +130,68 @@ lint:
 		--inline-suppr --std=c11 -Iinclude src
 
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/tests/*.d)
+
+# --- fuzzing (tests/fuzz) ---
+# make fuzz [FUZZ_SECONDS=N]: builds the libFuzzer targets tests/fuzz/fuzz_*.c
+# with clang, ASan and UBSan, against every src/*.c but main.c, into
+# build-fuzz/, and runs each for FUZZ_SECONDS on a scratch copy of its seed
+# corpus tests/fuzz/corpus/NAME/ (never writing the repository). A crash,
+# leak, sanitizer report or hang fails; its input is kept in
+# build-fuzz/artifacts/. Reproduce one with build-fuzz/fuzz_NAME FILE.
+# make sanitize-integration: the integration tests against a gemini-box built
+# with ASan and UBSan (build-asan/gemini-box). tests/sanitize/options.c makes
+# every finding exit 99 and write a report into SAN_LOG_DIR; any report there
+# after the run fails the target, whatever the tests saw.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_BUILD = build-fuzz
+FUZZ_TARGETS = args settings
+FUZZ_OBJS = $(patsubst src/%.c,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/main.c,$(wildcard src/*.c)))
+FUZZ_CFLAGS = -std=gnu11 -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all $(WARNINGS) \
+	-Iinclude -I$(BUILD) $(DEPS_CFLAGS) -DGEMINI_BOX_VERSION='"$(VERSION)"' -MMD -MP
+SAN_CFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_LOG_DIR = /tmp/gemini-box-sanitizer-reports
+
+.PHONY: fuzz fuzz-build sanitize-integration
+.PRECIOUS: $(FUZZ_BUILD)/obj/%.o
+
+fuzz: fuzz-build
+	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# `all` first: it makes the headers $(BUILD) generates for src/.
+fuzz-build:
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+
+$(FUZZ_BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c %.o,$^) \
+		$(DEPS_LIBS)
+
+build-asan/sanitizer-options.o: tests/sanitize/options.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -DSAN_LOG_DIR='"$(SAN_LOG_DIR)"' -c $< -o $@
+
+# Relinked every time: `make sanitize` links build-asan/gemini-box without the options.
+# The box's init (static, run inside the box) is built without sanitizers,
+# which cannot link statically.
+sanitize-integration: build-asan/sanitizer-options.o
+	@$(MAKE) --no-print-directory BUILD=build-asan build-asan/gemini-box-init
+	@rm -f build-asan/gemini-box
+	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="$(SAN_CFLAGS)" \
+		LDFLAGS="-fsanitize=address,undefined $(CURDIR)/build-asan/sanitizer-options.o" \
+		build-asan/gemini-box
+	@rm -rf $(SAN_LOG_DIR) && mkdir -m 1777 $(SAN_LOG_DIR)
+	@bash tests/integration/run.sh build-asan/gemini-box; rc=$$?; \
+	if [ -n "$$(ls -A $(SAN_LOG_DIR))" ]; then \
+		echo "sanitize-integration: sanitizer reports in $(SAN_LOG_DIR):"; \
+		for f in $(SAN_LOG_DIR)/*; do echo "== $$f"; head -n 40 "$$f"; done; \
+		exit 1; \
+	fi; \
+	[ $$rc -eq 0 ] && echo "sanitize-integration: no sanitizer report"; exit $$rc
+
+-include $(wildcard $(FUZZ_BUILD)/obj/*.d $(FUZZ_BUILD)/*.d)

@@ -23,6 +23,7 @@ enum box_command {
 	CMD_PRUNE,
 	CMD_SHELL,
 	CMD_BUILD,
+	CMD_DOCTOR,
 };
 
 struct box_options {

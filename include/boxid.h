@@ -5,18 +5,21 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "hash.h"
 
 /* Labels every box carries; boxes are found by these, never by name pattern. */
 #define BOX_LABEL_DIR      "gemini-box.dir"
 #define BOX_LABEL_VERSION  "gemini-box.version"
 #define BOX_LABEL_IMAGE    "gemini-box.image"
 #define BOX_LABEL_SETTINGS "gemini-box.settings"
+#define BOX_LABEL_INIT     "gemini-box.init"
+#define BOX_LABEL_STATE    "gemini-box.state"
 
 #define BOX_NAME_PREFIX "gemini-box-"
 /* podman accepts longer names; a DNS label's length keeps them usable as hostnames. */
 #define BOX_NAME_MAX 63
 /* 48 bits of SHA-256: a collision needs some 16 million projects. */
-#define BOX_HASH_HEX  12
+#define BOX_HASH_HEX  HASH_ID_HEX
 #define BOX_NAME_SIZE (BOX_NAME_MAX + 1)
 /* prefix + slug + '-' + hash fits in BOX_NAME_MAX. */
 #define BOX_SLUG_MAX (BOX_NAME_MAX - (sizeof(BOX_NAME_PREFIX) - 1) - 1 - BOX_HASH_HEX)
@@ -33,7 +36,7 @@ void box_slug(const char *dir, char *out, size_t max);
 
 /* gemini-box-<slug>-<12 hex of SHA-256(dir)>, at most BOX_NAME_MAX bytes;
  * dir must be canonical (realpath). */
-int box_name(const char *dir, char out[BOX_NAME_SIZE], struct gb_error *err);
+void box_name(const char *dir, char out[BOX_NAME_SIZE]);
 
 /* Whether path is dir itself or lies below it (both canonical). */
 int path_is_within(const char *path, const char *dir);

@@ -21,6 +21,11 @@ bool env_name_forwarded(const char *name);
  * in envp ("NAME=value" entries, NULL-terminated) that is forwarded. */
 void env_forward_names(char *const *envp, struct strv *names);
 
+/* Whether s is valid UTF-8 (no overlong forms, surrogates or code points past
+ * U+10FFFF). podman 4.3 replaces invalid bytes in a variable's value with
+ * U+FFFD, so such a value cannot be carried unchanged. */
+bool utf8_valid(const char *s);
+
 /* Whether the value of NAME in envp is exactly "true" (for CI=true). */
 bool env_is_true(char *const *envp, const char *name);
 

@@ -17,6 +17,8 @@ struct box_info {
 	char *label_image;    /* gemini-box.image */
 	char *label_settings; /* gemini-box.settings */
 	char *label_version;  /* gemini-box.version */
+	char *label_init;     /* gemini-box.init: the host path of the box's init */
+	char *label_state;    /* gemini-box.state: the host path of its state directory */
 };
 
 /* Parses `podman container inspect` output. An empty array means the box is

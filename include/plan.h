@@ -28,9 +28,12 @@ struct box_spec {
 	const char *gemini_home; /* host ~/.gemini (canonical), mounted at home/.gemini */
 	const struct settings *settings;
 	const char *settings_digest; /* recorded in a label, to see drift */
-	const char *
-	        session; /* the exec session's tag (passed by name from the environment), or NULL */
-	bool rootless;   /* keep-id only works rootless */
+	const char *init;            /* host path of the box's init (gemini-box-init) */
+	const char *state_dir;       /* host path of the box's state directory (with init) */
+	const char *ide_dir;         /* the IDE companion's port-file directory to share, or NULL */
+	/* the exec session's tag, passed by name from the environment, or NULL */
+	const char *session;
+	bool rootless; /* keep-id only works rootless */
 	bool tty;
 	char *const *env_names; /* forwarded by name only */
 	size_t n_env;
@@ -88,7 +91,13 @@ void podman_shell_argv(const struct box_spec *spec, bool root, struct strv *argv
 void podman_build_argv(const char *podman, const char *containerfile, const char *tag,
                        const char *base_image, struct strv *argv);
 /* podman NAME-only verbs: start, stop, unpause, rm -f. */
-void podman_verb_argv(const char *podman, enum step_kind kind, const char *name, struct strv *argv);
+/* st (may be NULL) adds the runtime's global flags: rootless gVisor needs them
+ * wherever podman runs the runtime for a box. */
+void podman_verb_argv(const char *podman, const struct settings *st, enum step_kind kind,
+                      const char *name, struct strv *argv);
+
+/* Whether the settings' runtime is gVisor's runsc. */
+bool runtime_is_runsc(const struct settings *st);
 
 /* A --mount value binding source to target, quoted as podman's CSV parser
  * needs so that commas, quotes and newlines in paths survive. */

@@ -12,10 +12,11 @@
 #include "error.h"
 #include "strv.h"
 
-#define DEFAULT_IMAGE    "us-docker.pkg.dev/gemini-code-dev/gemini-cli/sandbox:0.35.2"
-#define DEFAULT_BOX_USER "1000:1000"
-#define DEFAULT_BOX_HOME "/home/node"
-#define DEFAULT_NETWORK  "isolated"
+#define DEFAULT_IMAGE             "us-docker.pkg.dev/gemini-code-dev/gemini-cli/sandbox:0.35.2"
+#define DEFAULT_BOX_USER          "1000:1000"
+#define DEFAULT_BOX_HOME          "/home/node"
+#define DEFAULT_NETWORK           "isolated"
+#define DEFAULT_IDLE_STOP_MINUTES 30
 
 /* Where a value came from, lowest precedence first. */
 enum origin_kind { ORIGIN_DEFAULT, ORIGIN_USER, ORIGIN_PROJECT, ORIGIN_ENV, ORIGIN_OPTION };
@@ -27,6 +28,11 @@ struct origin {
 
 struct str_setting {
 	char *value; /* NULL when unset */
+	struct origin origin;
+};
+
+struct num_setting {
+	double value;
 	struct origin origin;
 };
 
@@ -55,6 +61,8 @@ struct item_list {
 
 struct settings {
 	struct str_setting image, user, home, network, runtime, containerfile;
+	struct num_setting idle_stop_minutes; /* 0: never */
+	struct num_setting ide;               /* 1: carry the IDE companion's variables */
 	struct mount_setting *mounts;
 	size_t n_mounts;
 	struct env_setting *env;
@@ -97,9 +105,13 @@ void settings_print(const struct settings *s, FILE *out);
 char *settings_to_json(const struct settings *s);
 
 /* The settings a box is created with, as "key=digest" pairs joined by ','
- * (12 hex digits of SHA-256 each), for the box's settings label. Run-time
- * values (env, forward_env) are not part of it: they apply at every run. */
-char *settings_creation_digest(const struct settings *s);
+ * (12 hex digits of SHA-256 each), for the box's settings label, with the
+ * id of the box's init as the key "init". Run-time values (env,
+ * forward_env) are not part of it: they apply at every run. */
+char *settings_creation_digest(const struct settings *s, const char *init);
+
+/* idle_stop_minutes in whole seconds (0: never). */
+long settings_idle_seconds(const struct settings *s);
 
 /* The names of the keys whose digests differ between two digest labels. */
 void settings_digest_diff(const char *old_label, const char *new_label, struct strv *changed);

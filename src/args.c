@@ -209,6 +209,7 @@ static const struct {
 	{ "--box-prune", OPT_COMMAND, CMD_PRUNE },
 	{ "--box-shell", OPT_COMMAND, CMD_SHELL },
 	{ "--box-build", OPT_COMMAND, CMD_BUILD },
+	{ "--box-doctor", OPT_COMMAND, CMD_DOCTOR },
 	{ "--box-dry-run", OPT_MODIFIER, CMD_RUN },
 	{ "--box-json", OPT_MODIFIER, CMD_RUN },
 	{ "--box-yes", OPT_MODIFIER, CMD_RUN },

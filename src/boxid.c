@@ -1,12 +1,12 @@
 #include "boxid.h"
 
-#include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "hash.h"
 #include "strv.h"
 
 static bool has_git_entry(const char *dir)
@@ -80,22 +80,18 @@ void box_slug(const char *dir, char *out, size_t max)
 	trim_slug_end(out, &n);
 }
 
-int box_name(const char *dir, char out[BOX_NAME_SIZE], struct gb_error *err)
+void box_name(const char *dir, char out[BOX_NAME_SIZE])
 {
-	unsigned char digest[EVP_MAX_MD_SIZE];
-	unsigned int digest_len = 0;
-	if (!EVP_Digest(dir, strlen(dir), digest, &digest_len, EVP_sha256(), NULL) ||
-	    digest_len * 2 < BOX_HASH_HEX)
-		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot compute SHA-256 with libcrypto");
-
-	char hex[BOX_HASH_HEX + 1];
-	for (size_t i = 0; i < BOX_HASH_HEX / 2; i++)
-		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+	/* The path's bytes alone, as sha256sum(1) would hash them. */
+	struct hash h;
+	char hex[HASH_ID_HEX + 1];
+	hash_begin(&h);
+	hash_add(&h, dir, strlen(dir));
+	hash_end_id(&h, hex);
 
 	char slug[BOX_SLUG_MAX + 1];
 	box_slug(dir, slug, BOX_SLUG_MAX);
 	snprintf(out, BOX_NAME_SIZE, "%s%s%s%s", BOX_NAME_PREFIX, slug, *slug ? "-" : "", hex);
-	return 0;
 }
 
 int path_is_within(const char *path, const char *dir)

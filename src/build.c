@@ -4,12 +4,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "quote.h"
 #include "strv.h"
 
@@ -66,29 +67,24 @@ static int collect(const char *root, const char *rel, struct strv *paths, struct
 	return rc;
 }
 
-static void hash_str(EVP_MD_CTX *ctx, const char *s)
-{
-	EVP_DigestUpdate(ctx, s, strlen(s) + 1);
-}
-
-static int hash_file(EVP_MD_CTX *ctx, const char *root, const char *rel, struct gb_error *err)
+static int hash_file(struct hash *h, const char *root, const char *rel, struct gb_error *err)
 {
 	char *full = xasprintf("%s/%s", root, rel);
 	struct stat st;
 	int rc = 0;
-	hash_str(ctx, rel);
+	hash_add_str(h, rel);
 	if (lstat(full, &st) < 0) {
 		rc = -1;
 	} else if (S_ISLNK(st.st_mode)) {
 		char target[4096];
 		ssize_t n = readlink(full, target, sizeof(target) - 1);
 		target[n > 0 ? n : 0] = '\0';
-		hash_str(ctx, "link");
-		hash_str(ctx, target);
+		hash_add_str(h, "link");
+		hash_add_str(h, target);
 	} else if (S_ISREG(st.st_mode)) {
 		char mode[16];
 		snprintf(mode, sizeof(mode), "%o", (unsigned)(st.st_mode & 07777));
-		hash_str(ctx, mode);
+		hash_add_str(h, mode);
 		int fd = open(full, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			rc = -1;
@@ -96,7 +92,7 @@ static int hash_file(EVP_MD_CTX *ctx, const char *root, const char *rel, struct 
 			char buf[65536];
 			ssize_t n;
 			while ((n = read(fd, buf, sizeof(buf))) > 0)
-				EVP_DigestUpdate(ctx, buf, (size_t)n);
+				hash_add(h, buf, (size_t)n);
 			if (n < 0)
 				rc = -1;
 			close(fd);
@@ -121,23 +117,18 @@ int build_tag(const char *containerfile, const char *base_image, char **tag, str
 	struct strv paths = STRV_INIT;
 	int rc = collect(root, "", &paths, err);
 
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	if (rc == 0 && (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)))
-		rc = gb_fail(err, EXIT_BOX_INTERNAL, "cannot compute SHA-256 with libcrypto");
+	struct hash h;
+	hash_begin(&h);
 	if (rc == 0) {
-		hash_str(ctx, base_image);
-		hash_str(ctx, containerfile + strlen(root));
+		hash_add_str(&h, base_image);
+		hash_add_str(&h, containerfile + strlen(root));
 		for (size_t i = 0; i < paths.n && rc == 0; i++)
-			rc = hash_file(ctx, root, paths.v[i], err);
+			rc = hash_file(&h, root, paths.v[i], err);
 	}
-	if (rc == 0) {
-		unsigned char md[EVP_MAX_MD_SIZE];
-		unsigned int len = 0;
-		EVP_DigestFinal_ex(ctx, md, &len);
-		*tag = xasprintf("%s:%02x%02x%02x%02x%02x%02x", BUILD_IMAGE_REPO, md[0], md[1],
-		                 md[2], md[3], md[4], md[5]);
-	}
-	EVP_MD_CTX_free(ctx);
+	char hex[HASH_ID_HEX + 1];
+	hash_end_id(&h, hex);
+	if (rc == 0)
+		*tag = xasprintf("%s:%s", BUILD_IMAGE_REPO, hex);
 	strv_clear(&paths);
 	free(root);
 	return rc;

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "commands.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -12,7 +13,9 @@
 #include <unistd.h>
 
 #include "boxid.h"
+#include "boxinit.h"
 #include "build.h"
+#include "doctor.h"
 #include "envsel.h"
 #include "inspect.h"
 #include "plan.h"
@@ -48,6 +51,12 @@ struct app {
 	bool build_needed;
 	char *digest;
 	struct strv env_names;
+	char *init_copy; /* this gemini-box's init, as boxes mount it */
+	char *state;     /* this box's state directory (liveness lock, record) */
+	char *record;    /* what the state directory records of a box made now */
+	char *ide_dir;   /* the IDE port-file directory a host-network box shares */
+	char *box_init;  /* the inspected box's own init and state directory */
+	char *box_state;
 	char session[SESSION_TOKEN_SIZE]; /* empty until a session is planned */
 	int exit_status;                  /* the session's, once it ran */
 };
@@ -64,6 +73,12 @@ static void app_clear(struct app *a)
 	settings_clear(&a->settings);
 	free(a->image);
 	free(a->digest);
+	free(a->init_copy);
+	free(a->ide_dir);
+	free(a->state);
+	free(a->record);
+	free(a->box_init);
+	free(a->box_state);
 	strv_clear(&a->env_names);
 }
 
@@ -144,7 +159,8 @@ static int resolve_dirs(struct app *a, struct gb_error *err)
 	if (access(a->dir, R_OK | X_OK) < 0)
 		return fail_path(err, EXIT_BOX_NODIR, "box directory", a->dir,
 		                 "not readable; check its permissions");
-	return box_name(a->dir, a->name, err);
+	box_name(a->dir, a->name);
+	return 0;
 }
 
 /* ~/.gemini holds gemini's settings and credentials; the box shares them. */
@@ -272,14 +288,36 @@ static int resolve_image(struct app *a, struct gb_error *err)
 	struct settings copy = a->settings;
 	struct str_setting image = { a->image, a->settings.image.origin };
 	copy.image = image;
-	a->digest = settings_creation_digest(&copy);
+	a->digest = settings_creation_digest(&copy, init_id());
 	return 0;
+}
+
+/* Whether gemini in the box can reach an IDE companion on the host's loopback. */
+static bool host_ide(const struct app *a)
+{
+	return a->settings.ide.value && strcmp(a->settings.network.value, "host") == 0;
+}
+
+/* Where this box's init and state directory are; nothing is made here. */
+static int resolve_runtime_paths(struct app *a, struct gb_error *err)
+{
+	const char *xdg = nonempty_env("XDG_DATA_HOME");
+	char *data = xdg ? xstrdup(xdg) : xasprintf("%s/.local/share", a->home);
+	a->init_copy = init_copy_path(data);
+	free(data);
+	a->record = state_record(a->dir, a->digest, a->init_copy);
+	if (host_ide(a)) {
+		/* Where the companion writes its port files: os.tmpdir()/gemini/ide. */
+		const char *tmp = nonempty_env("TMPDIR");
+		a->ide_dir = xasprintf("%s/gemini/ide", tmp ? tmp : "/tmp");
+	}
+	return state_dir(a->name, false, &a->state, err);
 }
 
 /* Fixed env values from the settings travel like forwarded ones: by name,
  * through podman's environment, never on a command line. The caller's own
  * value of a forwarded variable wins over a file's. */
-static void prepare_env(struct app *a)
+static int prepare_env(struct app *a, struct gb_error *err)
 {
 	const struct settings *s = &a->settings;
 	for (size_t i = 0; i < s->forward_env.n; i++)
@@ -294,19 +332,43 @@ static void prepare_env(struct app *a)
 			setenv(name, s->env[i].value, 1);
 		strv_push(&a->env_names, name);
 	}
+	if (runtime_is_runsc(s)) {
+		/* gemini's own gVisor diagnostics (no loopback, stdio fallback) apply. */
+		setenv("GEMINI_SANDBOX", "runsc", 1);
+		strv_push(&a->env_names, "GEMINI_SANDBOX");
+	}
+	if (host_ide(a)) {
+		/* gemini dials the companion at host.docker.internal in a container,
+		 * which the companion refuses (Host header); in a dev container it
+		 * dials 127.0.0.1, which a host-network box shares with the host. */
+		setenv("REMOTE_CONTAINERS", "true", 1);
+		strv_push(&a->env_names, "REMOTE_CONTAINERS");
+	}
 	env_forward_names(environ, &a->env_names);
-	/* Sorted, once each: forward_env and env may name what envsel chose too. */
+	/* Sorted, once each: forward_env and env may name what envsel chose too;
+	 * without "ide", no IDE variable (the auth token above all) goes in. */
 	struct strv unique = STRV_INIT;
 	struct strv all = a->env_names;
 	for (size_t i = 0; i < all.n; i++) {
 		bool seen = false;
 		for (size_t k = 0; k < unique.n && !seen; k++)
 			seen = strcmp(unique.v[k], all.v[i]) == 0;
-		if (!seen)
+		if (!seen && (s->ide.value || strncmp(all.v[i], "GEMINI_CLI_IDE_", 15) != 0))
 			strv_push(&unique, all.v[i]);
 	}
 	strv_clear(&a->env_names);
 	a->env_names = unique;
+	/* A value podman would change is refused rather than passed on changed. */
+	for (size_t i = 0; i < a->env_names.n; i++) {
+		const char *value = getenv(a->env_names.v[i]);
+		if (value && !utf8_valid(value))
+			return gb_fail(
+			        err, EXIT_BOX_CONFIG,
+			        "%s is not valid UTF-8, and podman would pass it on changed; "
+			        "fix its value or unset it",
+			        a->env_names.v[i]);
+	}
+	return 0;
 }
 
 static struct box_spec app_spec(const struct app *a, bool tty)
@@ -323,6 +385,9 @@ static struct box_spec app_spec(const struct app *a, bool tty)
 		.gemini_home = a->gemini_home,
 		.settings = &a->settings,
 		.settings_digest = a->digest,
+		.init = a->init_copy,
+		.state_dir = a->state,
+		.ide_dir = a->ide_dir,
 		.session = a->session[0] ? a->session : NULL,
 		.rootless = geteuid() != 0,
 		.tty = tty,
@@ -452,7 +517,9 @@ static void report_drift(const struct app *a, const struct box_info *info)
 
 enum step_outcome { STEP_OK, STEP_FAILED, STEP_LOST_RACE };
 
-static enum step_outcome run_step(const struct step *st, const char *image, struct gb_error *err)
+/* Runs one step; *out, when not NULL, gets what it printed (a new box's id). */
+static enum step_outcome run_step(const struct step *st, const char *image, char **out,
+                                  struct gb_error *err)
 {
 	/* pull and build show their progress; the others' messages become ours. */
 	bool show = st->kind == STEP_PULL || st->kind == STEP_BUILD;
@@ -473,8 +540,7 @@ static enum step_outcome run_step(const struct step *st, const char *image, stru
 		case STEP_BUILD:
 			gb_fail(err, EXIT_BOX_IMAGE,
 			        "building the image from the containerfile failed (see podman "
-			        "build's "
-			        "output above); fix the file and run again");
+			        "build's output above); fix the file and run again");
 			break;
 		case STEP_CREATE:
 			if (strstr(r.err, "already in use")) {
@@ -490,8 +556,97 @@ static enum step_outcome run_step(const struct step *st, const char *image, stru
 		}
 		free(msg);
 	}
+	if (out && outcome == STEP_OK) {
+		*out = r.out;
+		r.out = NULL;
+		(*out)[strcspn(*out, "\n")] = '\0';
+	}
 	run_result_clear(&r);
 	return outcome;
+}
+
+/* A new box mounts the init and the state directory: both must exist. */
+static int prepare_create(struct app *a, struct gb_error *err)
+{
+	if (init_install(a->init_copy, err) < 0)
+		return -1;
+	if (a->ide_dir && access(a->ide_dir, F_OK) != 0) {
+		/* The companion makes it when it starts; a box made first needs it now. */
+		char *parent = xstrdup(a->ide_dir);
+		*strrchr(parent, '/') = '\0';
+		mkdir(parent, 0700);
+		free(parent);
+		if (mkdir(a->ide_dir, 0700) < 0 && errno != EEXIST)
+			return fail_path(err, EXIT_BOX_INTERNAL, "cannot create", a->ide_dir,
+			                 strerror(errno));
+	}
+	free(a->state);
+	return state_dir(a->name, true, &a->state, err);
+}
+
+/* The state directory now records what the box was made with, and the box
+ * mounts this init from now on. */
+static int created(struct app *a, const char *id, struct gb_error *err)
+{
+	free(a->box_init);
+	free(a->box_state);
+	a->box_init = xstrdup(a->init_copy);
+	a->box_state = xstrdup(a->state);
+	return state_record_write(a->state, a->record, id, err);
+}
+
+/* A stopped box mounts what it was made with: a state directory that a
+ * reboot may have emptied (/tmp), and an init that an upgrade replaced. */
+static int prepare_start(struct app *a, struct gb_error *err)
+{
+	if (a->box_state && state_dir_ensure(a->box_state, err) < 0)
+		return -1;
+	if (!a->box_init || access(a->box_init, X_OK) == 0)
+		return 0;
+	if (strcmp(a->box_init, a->init_copy) == 0)
+		return init_install(a->init_copy, err);
+	char *q = shell_quote(a->box_init);
+	gb_fail(err, EXIT_BOX_PODMAN,
+	        "box %s's init %s is gone (gemini-box was upgraded, or its data removed); "
+	        "gemini-box --box-recreate makes the box anew",
+	        a->name, q);
+	free(q);
+	return -1;
+}
+
+/* The IDE's stdio fallback names a program on the host; gemini in the box
+ * can only start it if the box has it too. One podman call, on such runs only. */
+static void warn_missing_stdio_command(const struct app *a)
+{
+	const char *command = nonempty_env("GEMINI_CLI_IDE_SERVER_STDIO_COMMAND");
+	if (!command || command[0] != '/' || !a->settings.ide.value)
+		return;
+	struct strv argv = STRV_INIT;
+	strv_push(&argv, a->podman);
+	strv_push(&argv, "exec");
+	strv_push(&argv, a->name);
+	strv_push(&argv, "/bin/sh");
+	strv_push(&argv, "-c");
+	strv_push(&argv, "test -e \"$1\"");
+	strv_push(&argv, "stdio-check");
+	strv_push(&argv, command);
+	struct run_result r;
+	struct gb_error e = GB_ERROR_INIT;
+	if (run_command(argv.v, RUN_CAPTURE, &r, &e) == 0) {
+		if (r.status == 1) {
+			char *q = shell_quote(command);
+			fprintf(stderr,
+			        "gemini-box: the IDE's stdio command %s is not in the box, so "
+			        "gemini "
+			        "cannot start it; mount it there (\"mounts\" in your "
+			        "config.json)\n",
+			        q);
+			free(q);
+		}
+		run_result_clear(&r);
+	}
+	gb_error_clear(&e);
+	strv_clear(&argv);
 }
 
 /* Runs the steps; a final STEP_EXEC is the session, whose status is kept. */
@@ -500,12 +655,18 @@ static enum step_outcome run_plan(struct app *a, const struct plan *p, struct gb
 	for (size_t i = 0; i < p->n; i++) {
 		const struct step *st = &p->steps[i];
 		if (st->kind == STEP_EXEC) {
+			if (a->o->command == CMD_RUN)
+				warn_missing_stdio_command(a);
 			int status = session_run(st->argv.v, a->podman, a->name, a->session, err);
 			if (status < 0)
 				return STEP_FAILED;
 			a->exit_status = status;
 			return STEP_OK;
 		}
+		if (st->kind == STEP_CREATE && prepare_create(a, err) < 0)
+			return STEP_FAILED;
+		if (st->kind == STEP_START && prepare_start(a, err) < 0)
+			return STEP_FAILED;
 		if (st->kind == STEP_CREATE) {
 			if (geteuid() == 0)
 				fputs("gemini-box: running as root, so the box is created without "
@@ -513,15 +674,50 @@ static enum step_outcome run_plan(struct app *a, const struct plan *p, struct gb
 				      stderr);
 			if (strcmp(a->settings.network.value, "none") == 0)
 				fputs("gemini-box: network \"none\": gemini in this box cannot "
-				      "reach its "
-				      "API\n",
+				      "reach its API\n",
 				      stderr);
 		}
-		enum step_outcome o = run_step(st, a->image, err);
+		char *id = NULL;
+		enum step_outcome o =
+		        run_step(st, a->image, st->kind == STEP_CREATE ? &id : NULL, err);
+		if (o == STEP_OK && st->kind == STEP_CREATE && created(a, id, err) < 0)
+			o = STEP_FAILED;
+		free(id);
 		if (o != STEP_OK)
 			return o;
 	}
 	return STEP_OK;
+}
+
+/* What a dry run would make on the host before its podman commands, as
+ * commands too, so that the printed plan runs as it stands. */
+static void print_preparation(const struct app *a, const struct plan *p, FILE *out)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const char *state = NULL;
+		bool init = false;
+		if (p->steps[i].kind == STEP_CREATE) {
+			state = a->state;
+			init = true;
+		} else if (p->steps[i].kind == STEP_START) {
+			state = a->box_state;
+			init = a->box_init && strcmp(a->box_init, a->init_copy) == 0;
+		}
+		if (state && access(state, F_OK) != 0) {
+			char *q = shell_quote(state);
+			fprintf(out, "mkdir -p -m 0700 %s\n", q);
+			free(q);
+		}
+		if (init && access(a->init_copy, X_OK) != 0) {
+			char *source = init_source();
+			char *from = shell_quote(source ? source : "gemini-box-init");
+			char *to = shell_quote(a->init_copy);
+			fprintf(out, "install -D -m 0755 %s %s\n", from, to);
+			free(to);
+			free(from);
+			free(source);
+		}
+	}
 }
 
 /* Observes the box and plans bringing it up (and a final step), retrying when
@@ -537,6 +733,10 @@ static int bring_up_and(struct app *a, bool tty,
 			return -1;
 		if (attempt == 0)
 			report_drift(a, &info);
+		free(a->box_init);
+		free(a->box_state);
+		a->box_init = info.label_init ? xstrdup(info.label_init) : NULL;
+		a->box_state = info.label_state ? xstrdup(info.label_state) : NULL;
 		struct plan plan = PLAN_INIT;
 		bool have_image = info.state != BOX_ABSENT || image_present(a, a->image);
 		if (!have_image && a->build_needed)
@@ -548,6 +748,7 @@ static int bring_up_and(struct app *a, bool tty,
 			final(a, &spec, &plan);
 
 		if (a->o->dry_run) {
+			print_preparation(a, &plan, stdout);
 			plan_print(&plan, stdout);
 			plan_clear(&plan);
 			return 0;
@@ -595,6 +796,43 @@ static int confirm(const struct app *a, const char *question, struct gb_error *e
 
 /* ---- commands ---- */
 
+/* The launch podman need not be asked about. The state directory records
+ * that the box was made for this directory with these very settings and
+ * init: when its init holds the lock, the box runs, and gemini-box goes
+ * straight to podman exec; when not, the box is started by its recorded id,
+ * which fails for any other container. Returns 1 when the run happened
+ * (or failed: -1), 0 when podman must be asked after all. */
+static int run_known_box(struct app *a, bool tty, struct gb_error *err)
+{
+	char *id = NULL;
+	enum state_answer answer = state_lookup(a->state, a->record, &id);
+	if (answer == STATE_UNKNOWN ||
+	    (answer == STATE_STOPPED && access(a->init_copy, X_OK) != 0)) {
+		free(id);
+		return 0;
+	}
+	if (answer == STATE_STOPPED) {
+		struct plan start = PLAN_INIT;
+		podman_verb_argv(a->podman, &a->settings, STEP_START, id,
+		                 plan_add(&start, STEP_START));
+		struct gb_error ignored = GB_ERROR_INIT;
+		enum step_outcome started = run_step(&start.steps[0], a->image, NULL, &ignored);
+		gb_error_clear(&ignored);
+		plan_clear(&start);
+		if (started != STEP_OK) {
+			free(id);
+			return 0; /* removed, or not startable: the long way says why */
+		}
+	}
+	free(id);
+	struct box_spec spec = app_spec(a, tty);
+	struct plan plan = PLAN_INIT;
+	podman_exec_argv(&spec, plan_add(&plan, STEP_EXEC));
+	enum step_outcome outcome = run_plan(a, &plan, err);
+	plan_clear(&plan);
+	return outcome == STEP_OK ? 1 : -1;
+}
+
 /* The session's tag reaches podman through its environment, like every value. */
 static int start_session(struct app *a, struct gb_error *err)
 {
@@ -612,6 +850,16 @@ static int cmd_run(struct app *a, struct gb_error *err)
 	struct gemini_intent intent = gemini_intent_of(o->gemini_args.v, o->gemini_args.n);
 	bool ci = env_is_true(environ, "CI") || env_is_true(environ, "GITHUB_ACTIONS");
 	bool tty = terminal_wanted(intent, isatty(STDIN_FILENO), isatty(STDOUT_FILENO), ci);
+	if (a->settings.ide.value && !host_ide(a) && nonempty_env("GEMINI_CLI_IDE_SERVER_PORT"))
+		fprintf(stderr,
+		        "gemini-box: the IDE companion listens on the host's loopback, which a "
+		        "box with network \"%s\" cannot reach; set \"network\": \"host\" in "
+		        "your config.json and run gemini-box --box-recreate (or \"ide\": false "
+		        "to stop forwarding it)\n",
+		        a->settings.network.value);
+	int fast = a->o->dry_run ? 0 : run_known_box(a, tty, err);
+	if (fast != 0)
+		return fast < 0 ? -1 : 0;
 	return bring_up_and(a, tty, add_gemini_exec, err);
 }
 
@@ -683,12 +931,14 @@ static int act_on_box(struct app *a, enum step_kind kind, bool ask, struct gb_er
 		return -1;
 	bool absent = info.state == BOX_ABSENT;
 	bool stopped = info.state == BOX_STOPPED;
+	char *state = info.label_state ? xstrdup(info.label_state) : NULL;
 	box_info_clear(&info);
 	if (absent || (kind == STEP_STOP && stopped)) {
 		char *q = shell_quote(a->dir);
 		fprintf(stderr, "gemini-box: %s has no %sbox; nothing to do\n", q,
 		        absent ? "" : "running ");
 		free(q);
+		free(state);
 		return 0;
 	}
 	if (ask) {
@@ -699,16 +949,21 @@ static int act_on_box(struct app *a, enum step_kind kind, bool ask, struct gb_er
 		int rc = confirm(a, question, err);
 		free(question);
 		free(dir);
-		if (rc < 0)
+		if (rc < 0) {
+			free(state);
 			return -1;
+		}
 	}
 	struct plan p = PLAN_INIT;
-	podman_verb_argv(a->podman, kind, a->name, plan_add(&p, kind));
+	podman_verb_argv(a->podman, &a->settings, kind, a->name, plan_add(&p, kind));
 	int rc = 0;
 	if (a->o->dry_run)
 		plan_print(&p, stdout);
 	else
 		rc = run_plan(a, &p, err) == STEP_OK ? 0 : -1;
+	if (rc == 0 && kind == STEP_REMOVE && state && !a->o->dry_run)
+		state_forget(state);
+	free(state);
 	plan_clear(&p);
 	return rc;
 }
@@ -740,12 +995,15 @@ static int cmd_prune(struct app *a, struct gb_error *err)
 	if (list_boxes(a, &boxes, &n, err) < 0)
 		return -1;
 	struct plan p = PLAN_INIT;
+	struct strv states = STRV_INIT;
 	for (size_t i = 0; i < n; i++)
 		if (!dir_exists(boxes[i].label_dir)) {
+			if (boxes[i].label_state)
+				strv_push(&states, boxes[i].label_state);
 			char *q = shell_quote(boxes[i].label_dir);
 			fprintf(stderr, "gemini-box: %s: directory %s is gone\n", boxes[i].name, q);
 			free(q);
-			podman_verb_argv(a->podman, STEP_REMOVE, boxes[i].name,
+			podman_verb_argv(a->podman, NULL, STEP_REMOVE, boxes[i].name,
 			                 plan_add(&p, STEP_REMOVE));
 		}
 	box_list_free(boxes, n);
@@ -760,7 +1018,10 @@ static int cmd_prune(struct app *a, struct gb_error *err)
 		free(question);
 		if (rc == 0)
 			rc = run_plan(a, &p, err) == STEP_OK ? 0 : -1;
+		for (size_t i = 0; rc == 0 && i < states.n; i++)
+			state_forget(states.v[i]);
 	}
+	strv_clear(&states);
 	plan_clear(&p);
 	return rc;
 }
@@ -806,12 +1067,283 @@ static int cmd_config(struct app *a)
 	return 0;
 }
 
+/* ---- --box-doctor ---- */
+
+struct doctor {
+	int fails;
+};
+
+static void report(struct doctor *d, enum check_level level, const char *what, const char *fix)
+{
+	check_print(stdout, level, what, fix);
+	if (level == CHECK_FAIL)
+		d->fails++;
+}
+
+static char *read_small_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	struct strv lines = STRV_INIT;
+	char buf[512];
+	while (fgets(buf, sizeof(buf), f))
+		strv_push(&lines, buf);
+	fclose(f);
+	char *text = strv_join(&lines, "");
+	strv_clear(&lines);
+	return text;
+}
+
+static void doctor_subids(struct doctor *d)
+{
+	struct passwd *pw = getpwuid(getuid());
+	const char *user = pw ? pw->pw_name : "?";
+	const char *files[] = { "/etc/subuid", "/etc/subgid" };
+	for (size_t i = 0; i < 2; i++) {
+		char *text = read_small_file(files[i]);
+		bool ok = text && subid_has_range(text, user, (unsigned long)getuid());
+		char *what = xasprintf("%s: %s range for %s", files[i], ok ? "a" : "no", user);
+		char *fix = ok ? NULL
+		               : xasprintf("as root: usermod --add-subuids 100000-165535 "
+		                           "--add-subgids 100000-165535 %s",
+		                           user);
+		report(d, ok ? CHECK_OK : CHECK_FAIL, what, fix);
+		free(fix);
+		free(what);
+		free(text);
+	}
+}
+
+static void doctor_tun(struct doctor *d, bool needed)
+{
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		report(d, CHECK_OK, "/dev/net/tun is usable (isolated networking)", NULL);
+		return;
+	}
+	char *what = xasprintf("/dev/net/tun: %s", strerror(errno));
+	report(d, needed ? CHECK_FAIL : CHECK_WARN, what,
+	       errno == ENOENT ? "load the tun module (modprobe tun)"
+	                       : "as root: chmod 666 /dev/net/tun (slirp4netns needs it for an "
+	                         "isolated box's network)");
+	free(what);
+}
+
+/* podman info: cgroups, OCI runtime, storage driver. */
+static void doctor_podman_info(struct doctor *d, const struct app *a)
+{
+	const char *words[] = { "info", "--format", "json", NULL };
+	struct run_result r;
+	struct gb_error e = GB_ERROR_INIT;
+	if (query(a, words, &r, &e) < 0) {
+		report(d, CHECK_FAIL, e.msg, NULL);
+		gb_error_clear(&e);
+		return;
+	}
+	cJSON *root = r.status == 0 ? cJSON_Parse(r.out) : NULL;
+	if (!root) {
+		char *msg = podman_message(r.err);
+		char *what = xasprintf("podman info fails: %s", msg);
+		report(d, CHECK_FAIL, what, "see podman info's own output");
+		free(what);
+		free(msg);
+		run_result_clear(&r);
+		return;
+	}
+	const cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
+	const cJSON *store = cJSON_GetObjectItemCaseSensitive(root, "store");
+	const cJSON *cg = cJSON_GetObjectItemCaseSensitive(host, "cgroupVersion");
+	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(host, "ociRuntime"), "name");
+	const cJSON *drv = cJSON_GetObjectItemCaseSensitive(store, "graphDriverName");
+	const char *cgroups = cJSON_IsString(cg) ? cg->valuestring : "?";
+	const char *runtime = cJSON_IsString(rt) ? rt->valuestring : "?";
+	const char *driver = cJSON_IsString(drv) ? drv->valuestring : "?";
+	struct stat st;
+	bool hybrid = strcmp(cgroups, "v1") == 0 && stat("/sys/fs/cgroup/unified", &st) == 0;
+	char *what = xasprintf("cgroups %s%s, OCI runtime %s", cgroups, hybrid ? " (hybrid)" : "",
+	                       runtime);
+	if (hybrid && strcmp(runtime, "crun") == 0)
+		report(d, CHECK_FAIL, what,
+		       "crun refuses hybrid cgroups: put [engine] runtime = \"runc\" in "
+		       "~/.config/containers/containers.conf");
+	else
+		report(d, CHECK_OK, what, NULL);
+	free(what);
+	what = xasprintf("storage driver %s", driver);
+	if (strcmp(driver, "vfs") == 0)
+		report(d, CHECK_WARN, what,
+		       "vfs copies the whole image into every new box (slow creation): install "
+		       "fuse-overlayfs");
+	else
+		report(d, CHECK_OK, what, NULL);
+	free(what);
+	cJSON_Delete(root);
+	run_result_clear(&r);
+}
+
+/* A real connection from inside the box to the companion's port. */
+static void doctor_ide(struct doctor *d, const struct app *a, enum box_state state)
+{
+	const char *port = nonempty_env("GEMINI_CLI_IDE_SERVER_PORT");
+	if (!port) {
+		report(d, CHECK_OK,
+		       "no IDE companion in this environment (GEMINI_CLI_IDE_SERVER_PORT)", NULL);
+		return;
+	}
+	if (!a->settings.ide.value) {
+		report(d, CHECK_OK, "IDE variables withheld (\"ide\": false)", NULL);
+		return;
+	}
+	if (!host_ide(a)) {
+		char *what = xasprintf("the IDE companion (port %s) is unreachable from a box with "
+		                       "network \"%s\"",
+		                       port, a->settings.network.value);
+		report(d, CHECK_WARN, what,
+		       "set \"network\": \"host\" in your config.json, then gemini-box "
+		       "--box-recreate");
+		free(what);
+		return;
+	}
+	if (state != BOX_RUNNING) {
+		report(d, CHECK_WARN,
+		       "cannot probe the IDE companion from a box that is not running",
+		       "run gemini-box once, then --box-doctor again");
+		return;
+	}
+	struct strv argv = STRV_INIT;
+	strv_push(&argv, a->podman);
+	strv_push(&argv, "exec");
+	strv_push(&argv, a->name);
+	strv_push(&argv, "/bin/sh");
+	strv_push(&argv, "-c");
+	strv_push(&argv,
+	          "if command -v nc >/dev/null 2>&1; then nc -w 2 127.0.0.1 \"$1\" </dev/null; "
+	          "elif command -v node >/dev/null 2>&1; then node -e "
+	          "'require(\"net\").connect(+process.argv[1],\"127.0.0.1\")"
+	          ".on(\"connect\",()=>process.exit(0)).on(\"error\",()=>process.exit(1))' "
+	          "\"$1\"; else exit 3; fi");
+	strv_push(&argv, "probe");
+	strv_push(&argv, port);
+	struct run_result r;
+	struct gb_error e = GB_ERROR_INIT;
+	int rc = run_command(argv.v, RUN_CAPTURE, &r, &e) == 0 ? r.status : -1;
+	if (rc >= 0)
+		run_result_clear(&r);
+	gb_error_clear(&e);
+	strv_clear(&argv);
+	char *what = xasprintf("IDE companion at 127.0.0.1:%s, probed from inside the box", port);
+	if (rc == 0)
+		report(d, CHECK_OK, what, NULL);
+	else if (rc == 3)
+		report(d, CHECK_WARN, what, "cannot probe: the box has neither nc nor node");
+	else
+		report(d, CHECK_FAIL, what,
+		       "not reachable: is the IDE window open, and GEMINI_CLI_IDE_SERVER_PORT "
+		       "current?");
+	free(what);
+}
+
+static int cmd_doctor(struct app *a)
+{
+	struct doctor d = { 0 };
+	struct gb_error e = GB_ERROR_INIT;
+	bool have_podman = find_podman(a, &e) == 0;
+	if (have_podman) {
+		const char *words[] = { "--version", NULL };
+		struct run_result r;
+		if (query(a, words, &r, &e) == 0 && r.status == 0) {
+			r.out[strcspn(r.out, "\n")] = '\0';
+			char *what = xasprintf("%s (%s)", r.out, a->podman);
+			report(&d, CHECK_OK, what, NULL);
+			free(what);
+			run_result_clear(&r);
+		} else {
+			report(&d, CHECK_FAIL, "podman --version fails", "reinstall podman");
+			have_podman = false;
+		}
+	} else {
+		report(&d, CHECK_FAIL, e.msg, NULL);
+	}
+	gb_error_clear(&e);
+	if (geteuid() == 0)
+		report(&d, CHECK_WARN, "running as root: boxes are rootful, without keep-id",
+		       "run gemini-box as your own user");
+	else
+		report(&d, CHECK_OK, "rootless", NULL);
+	doctor_subids(&d);
+
+	bool settled = resolve_home(a, &e) == 0 && resolve_dirs(a, &e) == 0 &&
+	               resolve_gemini_home(a, false, &e) == 0 && load_settings(a, &e) == 0 &&
+	               resolve_image(a, &e) == 0 && resolve_runtime_paths(a, &e) == 0;
+	if (!settled) {
+		report(&d, CHECK_FAIL, e.msg, NULL);
+		gb_error_clear(&e);
+	}
+	doctor_tun(&d, !settled || strcmp(a->settings.network.value, "isolated") == 0);
+	if (have_podman)
+		doctor_podman_info(&d, a);
+
+	enum box_state state = BOX_ABSENT;
+	if (have_podman && settled) {
+		char *what = xasprintf("image %s", a->image);
+		if (image_present(a, a->image))
+			report(&d, CHECK_OK, what, NULL);
+		else
+			report(&d, CHECK_WARN, what,
+			       a->build_needed ? "not built yet: the first run builds it"
+			                       : "not here: the first run pulls it");
+		free(what);
+		struct box_info info;
+		if (inspect_box(a, &info, &e) == 0) {
+			state = info.state;
+			struct strv drift = STRV_INIT;
+			if (info.state != BOX_ABSENT)
+				settings_digest_diff(info.label_settings, a->digest, &drift);
+			char *keys = strv_join(&drift, ", ");
+			what = xasprintf("box %s: %s%s%s", a->name,
+			                 info.state == BOX_ABSENT
+			                         ? "absent (the next run creates it)"
+			                         : info.status,
+			                 drift.n ? ", settings drifted: " : "", keys);
+			report(&d, drift.n ? CHECK_WARN : CHECK_OK, what,
+			       drift.n ? "gemini-box --box-recreate applies them" : NULL);
+			free(what);
+			free(keys);
+			strv_clear(&drift);
+			box_info_clear(&info);
+		} else {
+			report(&d, CHECK_FAIL, e.msg, NULL);
+			gb_error_clear(&e);
+		}
+		doctor_ide(&d, a, state);
+	}
+	char *runsc = find_executable("runsc", getenv("PATH"));
+	bool wants_runsc = settled && runtime_is_runsc(&a->settings);
+	if (runsc)
+		report(&d, CHECK_OK, "runsc (gVisor) is installed", NULL);
+	else
+		report(&d, wants_runsc ? CHECK_FAIL : CHECK_WARN, "runsc (gVisor) is not installed",
+		       wants_runsc
+		               ? "the settings ask for it: apt-get install runsc"
+		               : "only \"runtime\": \"runsc\" needs it (apt-get install runsc)");
+	free(runsc);
+	a->exit_status = d.fails ? 1 : 0;
+	return 0;
+}
+
 int command_run(const struct box_options *o, struct gb_error *err)
 {
 	struct app a = { .o = o, .env_names = STRV_INIT };
 	bool every_box = o->command == CMD_LIST || o->command == CMD_PRUNE;
 	int rc = -1;
 
+	if (o->command == CMD_DOCTOR) {
+		rc = cmd_doctor(&a);
+		goto out;
+	}
 	if (o->command != CMD_CONFIG && find_podman(&a, err) < 0)
 		goto out;
 	if (every_box) {
@@ -821,10 +1353,10 @@ int command_run(const struct box_options *o, struct gb_error *err)
 	bool runs = o->command == CMD_RUN || o->command == CMD_SHELL || o->command == CMD_RECREATE;
 	if (resolve_home(&a, err) < 0 || resolve_dirs(&a, err) < 0 ||
 	    resolve_gemini_home(&a, runs && !o->dry_run, err) < 0 || load_settings(&a, err) < 0 ||
-	    resolve_image(&a, err) < 0)
+	    resolve_image(&a, err) < 0 || resolve_runtime_paths(&a, err) < 0)
 		goto out;
-	if (runs)
-		prepare_env(&a);
+	if (runs && prepare_env(&a, err) < 0)
+		goto out;
 
 	switch (o->command) {
 	case CMD_RUN: rc = cmd_run(&a, err); break;

@@ -92,3 +92,38 @@ bool env_is_true(char *const *envp, const char *name)
 			return strcmp(*e + n + 1, "true") == 0;
 	return false;
 }
+
+bool utf8_valid(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	while (*s) {
+		unsigned char c = *s;
+		size_t len;
+		unsigned cp;
+		if (c < 0x80) {
+			s++;
+			continue;
+		} else if (c >= 0xc2 && c <= 0xdf) {
+			len = 2;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			len = 3;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			len = 4;
+			cp = c & 0x07;
+		} else {
+			return false; /* a continuation byte, or 0xc0, 0xc1, 0xf5-0xff */
+		}
+		for (size_t i = 1; i < len; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i] & 0x3f);
+		}
+		if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		s += len;
+	}
+	return true;
+}

@@ -31,6 +31,8 @@ static void read_labels(const cJSON *labels, struct box_info *info)
 	info->label_image = string_at(labels, BOX_LABEL_IMAGE);
 	info->label_settings = string_at(labels, BOX_LABEL_SETTINGS);
 	info->label_version = string_at(labels, BOX_LABEL_VERSION);
+	info->label_init = string_at(labels, BOX_LABEL_INIT);
+	info->label_state = string_at(labels, BOX_LABEL_STATE);
 }
 
 int inspect_parse(const char *json, struct box_info *info, struct gb_error *err)
@@ -81,6 +83,8 @@ void box_info_clear(struct box_info *info)
 	free(info->label_image);
 	free(info->label_settings);
 	free(info->label_version);
+	free(info->label_init);
+	free(info->label_state);
 	memset(info, 0, sizeof(*info));
 	info->state = BOX_ABSENT;
 }

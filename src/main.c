@@ -31,6 +31,7 @@ static const char usage_text[] =
         "  --box-shell        an interactive shell in the box (--box-root: as root)\n"
         "  --box-build        build the project's containerfile image now\n"
         "  --box-config       the effective settings and where each came from\n"
+        "  --box-doctor       check podman, this machine and this box; say how to fix\n"
         "  --box-help         print this help\n"
         "  --box-version      print gemini-box's version\n"
         "\n"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "boxid.h"
+#include "boxinit.h"
 #include "quote.h"
 #include "session.h"
 
@@ -45,6 +46,25 @@ static void push_mount(struct strv *argv, const char *source, const char *target
 	free(m);
 }
 
+bool runtime_is_runsc(const struct settings *st)
+{
+	const char *rt = st ? st->runtime.value : NULL;
+	if (!rt)
+		return false;
+	const char *base = strrchr(rt, '/');
+	return strcmp(base ? base + 1 : rt, "runsc") == 0;
+}
+
+/* Rootless runsc cannot set up cgroups here, and needs the host's network
+ * (measured on podman 4.3 with runsc 2022-12). */
+static void push_runtime_flags(const struct settings *st, struct strv *argv)
+{
+	if (!runtime_is_runsc(st))
+		return;
+	strv_push(argv, "--runtime-flag=ignore-cgroups");
+	strv_push(argv, "--runtime-flag=network=host");
+}
+
 void podman_pull_argv(const struct box_spec *s, struct strv *argv)
 {
 	strv_push(argv, s->podman);
@@ -55,7 +75,9 @@ void podman_pull_argv(const struct box_spec *s, struct strv *argv)
 void podman_create_argv(const struct box_spec *s, struct strv *argv)
 {
 	const struct settings *st = s->settings;
+	bool runsc = runtime_is_runsc(st);
 	strv_push(argv, s->podman);
+	push_runtime_flags(st, argv);
 	strv_push(argv, "create");
 	strv_pushf(argv, "--name=%s", s->name);
 	strv_pushf(argv, "--hostname=%s", s->name);
@@ -63,9 +85,12 @@ void podman_create_argv(const struct box_spec *s, struct strv *argv)
 	strv_pushf(argv, "--label=%s=%s", BOX_LABEL_VERSION, s->version);
 	strv_pushf(argv, "--label=%s=%s", BOX_LABEL_IMAGE, s->image);
 	strv_pushf(argv, "--label=%s=%s", BOX_LABEL_SETTINGS, s->settings_digest);
-	if (s->rootless) {
-		/* The caller's uid becomes the image user's, so the agent's files are the caller's.
-		 */
+	if (runsc) {
+		/* runsc fails to start with keep-id; without it, rootless root in
+		 * the box is the caller on the host, so files still belong to them. */
+		strv_push(argv, "--user=0:0");
+	} else if (s->rootless) {
+		/* The caller's uid becomes the image user's: the agent's files are the caller's. */
 		const char *user = st->user.value;
 		const char *colon = strchr(user, ':');
 		strv_pushf(argv, "--userns=keep-id:uid=%.*s,gid=%s", (int)(colon - user), user,
@@ -81,26 +106,37 @@ void podman_create_argv(const struct box_spec *s, struct strv *argv)
 	/* Published ports listen on the host's loopback only, not on its network. */
 	for (size_t i = 0; i < st->ports.n; i++)
 		strv_pushf(argv, "--publish=127.0.0.1:%s", st->ports.v[i].value);
-	/* The main process must outlive every run and never be gemini: podman's
-	 * init reaps zombies and stops the box promptly on SIGTERM. */
-	strv_push(argv, "--init");
-	strv_push(argv, "--entrypoint=sleep");
+	/* The main process must outlive every run and never be gemini: our init
+	 * reaps zombies, stops the box promptly and holds its liveness lock. */
+	strv_pushf(argv, "--label=%s=%s", BOX_LABEL_INIT, s->init);
+	strv_pushf(argv, "--label=%s=%s", BOX_LABEL_STATE, s->state_dir);
+	strv_push(argv, "--entrypoint=" BOX_INIT_PATH);
+	push_mount(argv, s->init, BOX_INIT_PATH, true);
+	push_mount(argv, s->state_dir, BOX_STATE_PATH, false);
 	push_mount(argv, s->dir, s->dir, false);
-	char *home_gemini = xasprintf("%s/.gemini", st->home.value);
+	char *home_gemini = xasprintf("%s/.gemini", runsc ? "/root" : st->home.value);
 	push_mount(argv, s->gemini_home, home_gemini, false);
 	free(home_gemini);
+	/* gemini in the box finds the IDE companion's port files at the same path. */
+	if (s->ide_dir)
+		push_mount(argv, s->ide_dir, s->ide_dir, true);
 	for (size_t i = 0; i < st->n_mounts; i++)
 		push_mount(argv, st->mounts[i].source, st->mounts[i].target,
 		           st->mounts[i].readonly);
 	for (size_t i = 0; i < st->podman_args.n; i++)
 		strv_push(argv, st->podman_args.v[i].value);
 	strv_push(argv, s->image);
-	strv_push(argv, "infinity");
+	strv_push(argv, "--lock");
+	strv_push(argv, BOX_STATE_PATH "/" BOX_LOCK_FILE);
+	strv_push(argv, "--idle-seconds");
+	strv_pushf(argv, "%ld", settings_idle_seconds(st));
 }
 
-void podman_verb_argv(const char *podman, enum step_kind kind, const char *name, struct strv *argv)
+void podman_verb_argv(const char *podman, const struct settings *st, enum step_kind kind,
+                      const char *name, struct strv *argv)
 {
 	strv_push(argv, podman);
+	push_runtime_flags(st, argv);
 	switch (kind) {
 	case STEP_START: strv_push(argv, "start"); break;
 	case STEP_UNPAUSE: strv_push(argv, "unpause"); break;
@@ -195,13 +231,16 @@ void plan_bring_up(struct plan *p, const struct box_spec *s, enum box_state stat
 		if (!image_present)
 			podman_pull_argv(s, plan_add(p, STEP_PULL));
 		podman_create_argv(s, plan_add(p, STEP_CREATE));
-		podman_verb_argv(s->podman, STEP_START, s->name, plan_add(p, STEP_START));
+		podman_verb_argv(s->podman, s->settings, STEP_START, s->name,
+		                 plan_add(p, STEP_START));
 		break;
 	case BOX_STOPPED:
-		podman_verb_argv(s->podman, STEP_START, s->name, plan_add(p, STEP_START));
+		podman_verb_argv(s->podman, s->settings, STEP_START, s->name,
+		                 plan_add(p, STEP_START));
 		break;
 	case BOX_PAUSED:
-		podman_verb_argv(s->podman, STEP_UNPAUSE, s->name, plan_add(p, STEP_UNPAUSE));
+		podman_verb_argv(s->podman, s->settings, STEP_UNPAUSE, s->name,
+		                 plan_add(p, STEP_UNPAUSE));
 		break;
 	case BOX_RUNNING: break;
 	}

@@ -2,6 +2,7 @@
 #include "session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,18 +93,41 @@ int session_run(char *const argv[], const char *podman, const char *box, const c
 		sigaddset(&waited, relayed[i].sig);
 	sigprocmask(SIG_BLOCK, &waited, &old);
 
+	/* A failed execv reports its errno through a close-on-exec pipe. */
+	int exec_pipe[2];
+	if (pipe2(exec_pipe, O_CLOEXEC) < 0) {
+		int e = errno;
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot make a pipe: %s", strerror(e));
+	}
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
+		close(exec_pipe[0]);
+		close(exec_pipe[1]);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot start %s: %s", argv[0], strerror(e));
 	}
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execv(argv[0], argv);
-		fprintf(stderr, "gemini-box: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(EXIT_BOX_NOPODMAN);
+		int e = errno;
+		if (write(exec_pipe[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(exec_pipe[1]);
+	int exec_errno = 0;
+	ssize_t got;
+	while ((got = read(exec_pipe[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR)
+		;
+	close(exec_pipe[0]);
+	if (got == (ssize_t)sizeof(exec_errno)) {
+		waitpid(pid, NULL, 0);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return gb_fail(err, EXIT_BOX_NOPODMAN, "cannot run %s: %s", argv[0],
+		               strerror(exec_errno));
 	}
 
 	int wstatus = 0;

@@ -4,13 +4,13 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "boxid.h"
 #include "envsel.h"
+#include "hash.h"
 #include "quote.h"
 
 const char *origin_name(enum origin_kind kind)
@@ -42,6 +42,10 @@ void settings_init(struct settings *s)
 	set_str(&s->network, DEFAULT_NETWORK, def);
 	s->runtime.origin = def;
 	s->containerfile.origin = def;
+	s->idle_stop_minutes.value = DEFAULT_IDLE_STOP_MINUTES;
+	s->idle_stop_minutes.origin = def;
+	s->ide.value = 1;
+	s->ide.origin = def;
 }
 
 static void list_clear(struct item_list *l)
@@ -83,6 +87,9 @@ void settings_clear(struct settings *s)
 	strv_clear(&s->trusted);
 	memset(s, 0, sizeof(*s));
 }
+
+/* The kernel's limit on one "NAME=value" environment string. */
+#define ENV_VALUE_MAX (128 * 1024)
 
 /* ---- validation helpers; each returns NULL when fine, else what is wrong ---- */
 
@@ -362,6 +369,12 @@ static int parse_env(struct parse *p, const cJSON *v)
 			rc = bad(p, path, "is set by gemini-box to the box's name");
 		else if (want_type(p, path, e, cJSON_IsString(e), "a string") < 0)
 			rc = -1;
+		else if (!utf8_valid(e->valuestring))
+			rc = bad(p, path, "is not valid UTF-8, which podman would pass on changed");
+		else if (strlen(e->valuestring) + strlen(e->string) + 2 > ENV_VALUE_MAX)
+			/* Linux passes no environment string over 128 KiB (MAX_ARG_STRLEN). */
+			rc = bad(p, path,
+			         "longer than 128 KiB, which no program's environment can carry");
 		else if (!p->full_trust && env_name_forwarded(e->string))
 			/* A repository must not point your credentials at its own server. */
 			rc = untrusted(
@@ -483,6 +496,20 @@ static int merge_object(struct parse *p, const cJSON *root)
 			if (rc == 0)
 				set_str(&s->containerfile, real, p->origin);
 			free(real);
+		} else if (strcmp(k, "idle_stop_minutes") == 0) {
+			rc = want_type(p, k, v, cJSON_IsNumber(v), "a number of minutes");
+			if (rc == 0 && !(v->valuedouble >= 0 && v->valuedouble <= 525600))
+				rc = bad(p, k, "must be from 0 (never) to 525600 (a year) minutes");
+			if (rc == 0) {
+				s->idle_stop_minutes.value = v->valuedouble;
+				s->idle_stop_minutes.origin = p->origin;
+			}
+		} else if (strcmp(k, "ide") == 0) {
+			rc = want_type(p, k, v, cJSON_IsBool(v), "true or false");
+			if (rc == 0) {
+				s->ide.value = cJSON_IsTrue(v) ? 1 : 0;
+				s->ide.origin = p->origin;
+			}
 		} else if (strcmp(k, "mounts") == 0) {
 			rc = parse_mounts(p, v);
 		} else if (strcmp(k, "env") == 0) {
@@ -502,8 +529,8 @@ static int merge_object(struct parse *p, const cJSON *root)
 		} else {
 			rc = bad(p, k,
 			         "unknown key; known: image, user, home, mounts, env, forward_env, "
-			         "ports, "
-			         "network, runtime, podman_args, containerfile, trusted_projects");
+			         "ports, network, runtime, podman_args, containerfile, "
+			         "idle_stop_minutes, ide, trusted_projects");
 		}
 		if (rc < 0)
 			return -1;
@@ -627,6 +654,10 @@ void settings_print(const struct settings *s, FILE *out)
 	print_value(out, "home", s->home.value, s->home.origin);
 	print_value(out, "network", s->network.value, s->network.origin);
 	print_value(out, "runtime", s->runtime.value, s->runtime.origin);
+	char idle[32];
+	snprintf(idle, sizeof(idle), "%g", s->idle_stop_minutes.value);
+	print_value(out, "idle_stop_minutes", idle, s->idle_stop_minutes.origin);
+	print_value(out, "ide", s->ide.value ? "true" : "false", s->ide.origin);
 	if (s->n_mounts == 0)
 		fprintf(out, "%-16s = (none)\n", "mounts");
 	for (size_t i = 0; i < s->n_mounts; i++) {
@@ -702,6 +733,14 @@ char *settings_to_json(const struct settings *s)
 	json_str(o, "home", &s->home);
 	json_str(o, "network", &s->network);
 	json_str(o, "runtime", &s->runtime);
+	cJSON *idle = cJSON_CreateObject();
+	cJSON_AddNumberToObject(idle, "value", s->idle_stop_minutes.value);
+	cJSON_AddItemToObject(idle, "from", json_origin(s->idle_stop_minutes.origin));
+	cJSON_AddItemToObject(o, "idle_stop_minutes", idle);
+	cJSON *ide = cJSON_CreateObject();
+	cJSON_AddBoolToObject(ide, "value", s->ide.value != 0);
+	cJSON_AddItemToObject(ide, "from", json_origin(s->ide.origin));
+	cJSON_AddItemToObject(o, "ide", ide);
 	cJSON *mounts = cJSON_CreateArray();
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		cJSON *m = cJSON_CreateObject();
@@ -740,45 +779,28 @@ char *settings_to_json(const struct settings *s)
 
 /* ---- drift ---- */
 
-struct digest {
-	EVP_MD_CTX *ctx;
-};
-
-static void digest_add(struct digest *d, const char *s)
+static void digest_end(struct hash *h, struct strv *pairs, const char *key)
 {
-	/* Each value ends with a NUL, so ("ab","c") and ("a","bc") differ. */
-	EVP_DigestUpdate(d->ctx, s ? s : "", s ? strlen(s) + 1 : 1);
-}
-
-static void digest_begin(struct digest *d)
-{
-	d->ctx = EVP_MD_CTX_new();
-	if (!d->ctx || !EVP_DigestInit_ex(d->ctx, EVP_sha256(), NULL)) {
-		fputs("gemini-box: cannot compute SHA-256 with libcrypto\n", stderr);
-		exit(EXIT_BOX_INTERNAL);
-	}
-}
-
-static void digest_end(struct digest *d, struct strv *pairs, const char *key)
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-	EVP_DigestFinal_ex(d->ctx, md, &len);
-	EVP_MD_CTX_free(d->ctx);
-	strv_pushf(pairs, "%s=%02x%02x%02x%02x%02x%02x", key, md[0], md[1], md[2], md[3], md[4],
-	           md[5]);
+	char hex[HASH_ID_HEX + 1];
+	hash_end_id(h, hex);
+	strv_pushf(pairs, "%s=%s", key, hex);
 }
 
 static void digest_list(struct strv *pairs, const char *key, const struct item_list *l)
 {
-	struct digest d;
-	digest_begin(&d);
+	struct hash h;
+	hash_begin(&h);
 	for (size_t i = 0; i < l->n; i++)
-		digest_add(&d, l->v[i].value);
-	digest_end(&d, pairs, key);
+		hash_add_str(&h, l->v[i].value);
+	digest_end(&h, pairs, key);
 }
 
-char *settings_creation_digest(const struct settings *s)
+long settings_idle_seconds(const struct settings *s)
+{
+	return (long)(s->idle_stop_minutes.value * 60 + 0.5);
+}
+
+char *settings_creation_digest(const struct settings *s, const char *init)
 {
 	struct strv pairs = STRV_INIT;
 	const struct {
@@ -789,21 +811,35 @@ char *settings_creation_digest(const struct settings *s)
 		{ "network", &s->network }, { "runtime", &s->runtime },
 	};
 	for (size_t i = 0; i < sizeof(scalars) / sizeof(*scalars); i++) {
-		struct digest d;
-		digest_begin(&d);
-		digest_add(&d, scalars[i].st->value);
-		digest_end(&d, &pairs, scalars[i].key);
+		struct hash h;
+		hash_begin(&h);
+		/* unset hashes like "" (a lone NUL), as it always has */
+		hash_add_str(&h, scalars[i].st->value ? scalars[i].st->value : "");
+		digest_end(&h, &pairs, scalars[i].key);
 	}
-	struct digest d;
-	digest_begin(&d);
+	struct hash h;
+	hash_begin(&h);
 	for (size_t i = 0; i < s->n_mounts; i++) {
-		digest_add(&d, s->mounts[i].source);
-		digest_add(&d, s->mounts[i].target);
-		digest_add(&d, s->mounts[i].readonly ? "ro" : "rw");
+		hash_add_str(&h, s->mounts[i].source);
+		hash_add_str(&h, s->mounts[i].target);
+		hash_add_str(&h, s->mounts[i].readonly ? "ro" : "rw");
 	}
-	digest_end(&d, &pairs, "mounts");
+	digest_end(&h, &pairs, "mounts");
 	digest_list(&pairs, "ports", &s->ports);
 	digest_list(&pairs, "podman_args", &s->podman_args);
+	char idle[32];
+	snprintf(idle, sizeof(idle), "%ld", settings_idle_seconds(s));
+	hash_begin(&h);
+	hash_add_str(&h, idle);
+	digest_end(&h, &pairs, "idle_stop_minutes");
+	hash_begin(&h);
+	hash_add_str(&h, init);
+	digest_end(&h, &pairs, "init");
+	hash_begin(&h);
+	/* Only a host-network box mounts the IDE's port files: elsewhere "ide"
+	 * decides what each run carries, not what the box is. */
+	hash_add_str(&h, s->ide.value && strcmp(s->network.value, "host") == 0 ? "ide" : "no-ide");
+	digest_end(&h, &pairs, "ide");
 
 	char *out = strv_join(&pairs, ",");
 	strv_clear(&pairs);

@@ -39,7 +39,15 @@ char *xstrdup(const char *s)
 	return p;
 }
 
-static char *xvasprintf(const char *fmt, va_list ap)
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+	if (!p)
+		die_oom();
+	return p;
+}
+
+__attribute__((format(printf, 1, 0))) static char *xvasprintf(const char *fmt, va_list ap)
 {
 	char *s;
 	if (vasprintf(&s, fmt, ap) < 0)

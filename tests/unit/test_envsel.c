@@ -142,12 +142,35 @@ static void test_env_is_true(void **state)
 	assert_false(env_is_true(other, "CI"));
 }
 
+static void test_utf8(void **state)
+{
+	(void)state;
+	const char *good[] = { "",
+		               "ascii",
+		               "caf\xc3\xa9",
+		               "\xe6\x97\xa5\xe6\x9c\xac",
+		               "\xf0\x9f\x98\x80",
+		               "\xef\xbf\xbd",
+		               "\xf4\x8f\xbf\xbf" };
+	const char *bad[] = { "\xff\xfe",         "\x80",
+		              "caf\xc3",          "\xc0\xaf",
+		              "\xe0\x80\xaf",     "\xed\xa0\x80",
+		              "\xf4\x90\x80\x80", "\xf5\x80\x80\x80",
+		              "\xe6\x97",         "a\xc3(" };
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++)
+		if (!utf8_valid(good[i]))
+			fail_msg("good case %zu refused", i);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		if (utf8_valid(bad[i]))
+			fail_msg("bad case %zu accepted", i);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forwarded_names), cmocka_unit_test(test_names_from_envp),
 		cmocka_unit_test(test_empty_envp),      cmocka_unit_test(test_large_environment),
-		cmocka_unit_test(test_env_is_true),
+		cmocka_unit_test(test_env_is_true),     cmocka_unit_test(test_utf8),
 	};
 	return cmocka_run_group_tests_name("envsel", tests, NULL, NULL);
 }

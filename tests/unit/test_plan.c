@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "boxid.h"
+#include "boxinit.h"
 #include "plan.h"
 
 static char *env_names[] = { "GEMINI_API_KEY", "GEMINI_CLI_IDE_SERVER_PORT", "TERM", NULL };
@@ -45,6 +46,8 @@ static struct box_spec spec(void)
 		.gemini_home = "/home/u/.gemini",
 		.settings = &test_settings,
 		.settings_digest = "image=0123456789ab",
+		.init = "/home/u/.local/share/gemini-box/init/abc/gemini-box-init",
+		.state_dir = "/run/user/1000/gemini-box/gemini-box-proj-0123456789ab",
 		.rootless = true,
 		.tty = false,
 		.env_names = env_names,
@@ -140,11 +143,23 @@ static void test_create_argv(void **state)
 	assert_has(&a, "--label=" BOX_LABEL_IMAGE "=localhost/img:1");
 	assert_has(&a, "--userns=keep-id:uid=1000,gid=1000");
 	assert_has(&a, "--user=1000:1000");
-	assert_has(&a, "--init");
-	/* The main process is never gemini (the image's ENTRYPOINT). */
-	assert_has(&a, "--entrypoint=sleep");
-	assert_string_equal(a.v[a.n - 1], "infinity");
-	assert_string_equal(a.v[a.n - 2], "localhost/img:1");
+	/* The main process is our init, never gemini (the image's ENTRYPOINT). */
+	assert_has(&a, "--entrypoint=" BOX_INIT_PATH);
+	assert_has(&a,
+	           "type=bind,\"source=/home/u/.local/share/gemini-box/init/abc/gemini-box-init\","
+	           "\"destination=" BOX_INIT_PATH "\",readonly=true");
+	assert_has(&a,
+	           "type=bind,\"source=/run/user/1000/gemini-box/gemini-box-proj-0123456789ab\","
+	           "\"destination=" BOX_STATE_PATH "\"");
+	assert_has(&a, "--label=" BOX_LABEL_INIT
+	               "=/home/u/.local/share/gemini-box/init/abc/gemini-box-init");
+	assert_has(&a, "--label=" BOX_LABEL_STATE
+	               "=/run/user/1000/gemini-box/gemini-box-proj-0123456789ab");
+	assert_string_equal(a.v[a.n - 5], "localhost/img:1");
+	assert_string_equal(a.v[a.n - 4], "--lock");
+	assert_string_equal(a.v[a.n - 3], BOX_STATE_PATH "/" BOX_LOCK_FILE);
+	assert_string_equal(a.v[a.n - 2], "--idle-seconds");
+	assert_string_equal(a.v[a.n - 1], "1800");
 	assert_has(&a, "type=bind,\"source=/home/u/proj\",\"destination=/home/u/proj\"");
 	assert_has(&a, "type=bind,\"source=/home/u/.gemini\",\"destination=/home/node/.gemini\"");
 	/* Nothing of the run is frozen into the box. */
@@ -222,7 +237,7 @@ static void test_create_argv_from_settings(void **state)
 	assert_has(&a, "type=bind,\"source=/data,x\",\"destination=/data\",readonly=true");
 	assert_has(&a, "type=bind,\"source=/home/u/.gemini\",\"destination=/root/.gemini\"");
 	/* podman_args come last before the image, so they can add anything. */
-	assert_int_equal(index_of(&a, "--cap-add=NET_RAW"), (ssize_t)a.n - 3);
+	assert_int_equal(index_of(&a, "--cap-add=NET_RAW"), (ssize_t)a.n - 6);
 	strv_clear(&a);
 
 	free(st.network.value);
@@ -237,6 +252,50 @@ static void test_create_argv_from_settings(void **state)
 		assert_null(strstr(a.v[i], "--network"));
 	strv_clear(&a);
 	settings_clear(&st);
+}
+
+static void test_runsc_box(void **state)
+{
+	(void)state;
+	struct settings st;
+	settings_init(&st);
+	st.runtime.value = xstrdup("/usr/bin/runsc");
+	struct box_spec s = spec();
+	s.settings = &st;
+	struct strv a = STRV_INIT;
+	podman_create_argv(&s, &a);
+	/* Global flags come before the verb. */
+	assert_string_equal(a.v[1], "--runtime-flag=ignore-cgroups");
+	assert_string_equal(a.v[2], "--runtime-flag=network=host");
+	assert_string_equal(a.v[3], "create");
+	assert_has(&a, "--runtime=/usr/bin/runsc");
+	assert_has(&a, "--user=0:0");
+	assert_has(&a, "type=bind,\"source=/home/u/.gemini\",\"destination=/root/.gemini\"");
+	for (size_t i = 0; i < a.n; i++)
+		assert_null(strstr(a.v[i], "keep-id"));
+	strv_clear(&a);
+	podman_verb_argv("podman", &st, STEP_START, "box", &a);
+	assert_string_equal(a.v[1], "--runtime-flag=ignore-cgroups");
+	assert_string_equal(a.v[3], "start");
+	strv_clear(&a);
+	assert_true(runtime_is_runsc(&st));
+	free(st.runtime.value);
+	st.runtime.value = xstrdup("runc");
+	assert_false(runtime_is_runsc(&st));
+	assert_false(runtime_is_runsc(NULL));
+	settings_clear(&st);
+}
+
+static void test_ide_dir_mount(void **state)
+{
+	(void)state;
+	struct box_spec s = spec();
+	s.ide_dir = "/tmp/gemini/ide";
+	struct strv a = STRV_INIT;
+	podman_create_argv(&s, &a);
+	assert_has(&a, "type=bind,\"source=/tmp/gemini/ide\",\"destination=/tmp/gemini/"
+	               "ide\",readonly=true");
+	strv_clear(&a);
 }
 
 static void test_shell_and_build_argv(void **state)
@@ -272,16 +331,16 @@ static void test_verb_argv(void **state)
 {
 	(void)state;
 	struct strv a = STRV_INIT;
-	podman_verb_argv("podman", STEP_REMOVE, "box", &a);
+	podman_verb_argv("podman", NULL, STEP_REMOVE, "box", &a);
 	assert_int_equal(a.n, 4);
 	assert_string_equal(a.v[1], "rm");
 	assert_string_equal(a.v[2], "--force");
 	assert_string_equal(a.v[3], "box");
 	strv_clear(&a);
-	podman_verb_argv("podman", STEP_STOP, "box", &a);
+	podman_verb_argv("podman", NULL, STEP_STOP, "box", &a);
 	assert_string_equal(a.v[1], "stop");
 	strv_clear(&a);
-	podman_verb_argv("podman", STEP_UNPAUSE, "box", &a);
+	podman_verb_argv("podman", NULL, STEP_UNPAUSE, "box", &a);
 	assert_string_equal(a.v[1], "unpause");
 	strv_clear(&a);
 }
@@ -397,6 +456,8 @@ int main(void)
 		cmocka_unit_test(test_create_argv_as_root),
 		cmocka_unit_test(test_create_argv_other_user),
 		cmocka_unit_test(test_create_argv_from_settings),
+		cmocka_unit_test(test_runsc_box),
+		cmocka_unit_test(test_ide_dir_mount),
 		cmocka_unit_test(test_shell_and_build_argv),
 		cmocka_unit_test(test_verb_argv),
 		cmocka_unit_test(test_exec_argv),

@@ -68,8 +68,10 @@ static void test_missing_program(void **state)
 	(void)state;
 	char *argv[] = { "/nonexistent/podman", NULL };
 	struct gb_error err = GB_ERROR_INIT;
-	assert_int_equal(session_run(argv, "/nonexistent/podman", "box", "tok", &err),
-	                 EXIT_BOX_NOPODMAN);
+	assert_int_equal(session_run(argv, "/nonexistent/podman", "box", "tok", &err), -1);
+	assert_int_equal(err.status, EXIT_BOX_NOPODMAN);
+	assert_non_null(strstr(err.msg, "cannot run /nonexistent/podman: No such file"));
+	gb_error_clear(&err);
 }
 
 /* A stand-in podman receives the relay and kills the session's process. */

@@ -93,6 +93,13 @@ static void test_defaults(void **state)
 	assert_null(s.runtime.value);
 	assert_null(s.containerfile.value);
 	assert_int_equal(s.image.origin.kind, ORIGIN_DEFAULT);
+	assert_int_equal(settings_idle_seconds(&s), 30 * 60);
+	struct gb_error err = GB_ERROR_INIT;
+	assert_int_equal(merge(&s, "{\"idle_stop_minutes\": 0.05}", ORIGIN_PROJECT, false, &err),
+	                 0);
+	assert_int_equal(settings_idle_seconds(&s), 3);
+	assert_int_equal(merge(&s, "{\"idle_stop_minutes\": 0}", ORIGIN_USER, false, &err), 0);
+	assert_int_equal(settings_idle_seconds(&s), 0);
 	settings_clear(&s);
 }
 
@@ -250,6 +257,12 @@ static void test_errors(void **state)
 		{ "{\"trusted_projects\": [\"rel\"]}", ORIGIN_USER,
 		  "trusted_projects[0]: must be an absolute" },
 		{ "{\"colour\": \"blue\"}", ORIGIN_USER, "colour: unknown key" },
+		{ "{\"idle_stop_minutes\": \"30\"}", ORIGIN_USER,
+		  "idle_stop_minutes: must be a number of minutes, not a string" },
+		{ "{\"idle_stop_minutes\": -1}", ORIGIN_USER, "idle_stop_minutes: must be from 0" },
+		{ "{\"ide\": 1}", ORIGIN_USER, "ide: must be true or false, not a number" },
+		{ "{\"idle_stop_minutes\": 1e9}", ORIGIN_USER,
+		  "idle_stop_minutes: must be from 0" },
 		{ "[]", ORIGIN_USER, "(top level): must be a JSON object" },
 		{ "\"x\"", ORIGIN_USER, "(top level): must be a JSON object" },
 		/* syntax errors: line and column */
@@ -365,12 +378,12 @@ static void test_digest_and_drift(void **state)
 	struct settings a, b;
 	settings_init(&a);
 	settings_init(&b);
-	char *da = settings_creation_digest(&a);
-	char *db = settings_creation_digest(&b);
+	char *da = settings_creation_digest(&a, "init-a");
+	char *db = settings_creation_digest(&b, "init-a");
 	assert_string_equal(da, db);
 	assert_non_null(strstr(da, "image="));
 	assert_non_null(strstr(da, "mounts="));
-	assert_true(strlen(da) < 200); /* fits a label comfortably */
+	assert_true(strlen(da) < 300); /* fits a label comfortably */
 	struct strv changed = STRV_INIT;
 	settings_digest_diff(da, db, &changed);
 	assert_int_equal(changed.n, 0);
@@ -381,7 +394,7 @@ static void test_digest_and_drift(void **state)
 	                       ORIGIN_USER, false, &err),
 	                 0);
 	free(db);
-	db = settings_creation_digest(&b);
+	db = settings_creation_digest(&b, "init-a");
 	assert_string_equal(da, db);
 
 	assert_int_equal(merge(&b,
@@ -390,7 +403,7 @@ static void test_digest_and_drift(void **state)
 	                       ORIGIN_USER, false, &err),
 	                 0);
 	free(db);
-	db = settings_creation_digest(&b);
+	db = settings_creation_digest(&b, "init-a");
 	settings_digest_diff(da, db, &changed);
 	assert_int_equal(changed.n, 3);
 	assert_string_equal(changed.v[0], "image");
@@ -400,8 +413,42 @@ static void test_digest_and_drift(void **state)
 
 	/* A box without the label (older gemini-box) differs in every key. */
 	settings_digest_diff(NULL, db, &changed);
-	assert_int_equal(changed.n, 8);
+	assert_int_equal(changed.n, 11);
 	strv_clear(&changed);
+	/* Another init is drift too, and so is another idle time. */
+	char *other_init = settings_creation_digest(&b, "init-b");
+	settings_digest_diff(db, other_init, &changed);
+	assert_int_equal(changed.n, 1);
+	assert_string_equal(changed.v[0], "init");
+	strv_clear(&changed);
+	free(other_init);
+	b.idle_stop_minutes.value = 0;
+	other_init = settings_creation_digest(&b, "init-a");
+	settings_digest_diff(db, other_init, &changed);
+	assert_int_equal(changed.n, 1);
+	assert_string_equal(changed.v[0], "idle_stop_minutes");
+	strv_clear(&changed);
+	free(other_init);
+	b.idle_stop_minutes.value = DEFAULT_IDLE_STOP_MINUTES;
+	/* "ide" shapes only a host-network box (its port-file mount). */
+	b.ide.value = 0;
+	other_init = settings_creation_digest(&b, "init-a");
+	settings_digest_diff(db, other_init, &changed);
+	assert_int_equal(changed.n, 0);
+	free(other_init);
+	free(b.network.value);
+	b.network.value = xstrdup("host");
+	char *host_no_ide = settings_creation_digest(&b, "init-a");
+	b.ide.value = 1;
+	char *host_ide = settings_creation_digest(&b, "init-a");
+	settings_digest_diff(host_no_ide, host_ide, &changed);
+	assert_int_equal(changed.n, 1);
+	assert_string_equal(changed.v[0], "ide");
+	strv_clear(&changed);
+	free(host_no_ide);
+	free(host_ide);
+	free(b.network.value);
+	b.network.value = xstrdup("isolated");
 	/* A read-only flag alone is drift. */
 	struct settings c;
 	settings_init(&c);
@@ -411,7 +458,7 @@ static void test_digest_and_drift(void **state)
 	                       "\"readonly\": true}]}",
 	                       ORIGIN_USER, false, &err),
 	                 0);
-	char *dc = settings_creation_digest(&c);
+	char *dc = settings_creation_digest(&c, "init-a");
 	settings_digest_diff(db, dc, &changed);
 	assert_int_equal(changed.n, 1);
 	assert_string_equal(changed.v[0], "mounts");
@@ -469,8 +516,14 @@ static void test_hostile_values(void **state)
 	size_t n = strlen(big);
 	memset(big + n, 'v', (1 << 20) - n - 10);
 	strcpy(big + (1 << 20) - 10, "\"}}");
+	/* No environment string may exceed 128 KiB: refused when read, not when run. */
+	assert_int_equal(merge(&s, big, ORIGIN_USER, false, &err), -1);
+	assert_non_null(strstr(err.msg, "env.BIG: longer than 128 KiB"));
+	gb_error_clear(&err);
+	/* 100 KiB fits. */
+	strcpy(big + n + 100 * 1024, "\"}}");
 	assert_int_equal(merge(&s, big, ORIGIN_USER, false, &err), 0);
-	assert_int_equal(strlen(s.env[0].value), (1 << 20) - n - 10);
+	assert_int_equal(strlen(s.env[0].value), 100 * 1024);
 	free(big);
 	assert_int_equal(merge(&s, "{\"image\": \"\\u00e9\"}", ORIGIN_USER, false, &err), 0);
 	assert_string_equal(s.image.value, "\xc3\xa9");

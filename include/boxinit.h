@@ -1,0 +1,70 @@
+/* boxinit: the box's own init (gemini-box-init) and its liveness lock.
+ *
+ * Every box runs gemini-box-init as its main process, from a content-named
+ * copy in the user's data directory (so upgrading or moving gemini-box never
+ * pulls the file from under an existing box). The init holds an exclusive
+ * flock on <state dir>/lock, a per-user directory bind-mounted into the box;
+ * beside it, <state dir>/box records the directory and settings digest the
+ * box was made with. A run that finds the lock held and the record equal to
+ * its own goes straight to podman exec, without asking podman anything. */
+#ifndef GEMINI_BOX_BOXINIT_H
+#define GEMINI_BOX_BOXINIT_H
+
+#include <stdbool.h>
+
+#include "error.h"
+
+/* Where the init and the state directory appear inside the box. */
+#define BOX_INIT_PATH   "/run/gemini-box/init"
+#define BOX_STATE_PATH  "/run/gemini-box/state"
+#define BOX_LOCK_FILE   "lock"
+#define BOX_RECORD_FILE "box"
+
+/* The content id (12 hex of SHA-256) of the init this gemini-box was built
+ * with; boxes record it, so a box made with another init shows as drifted. */
+const char *init_id(void);
+
+/* The path of the copy of this gemini-box's init under data_home
+ * (gemini-box/init/ID/gemini-box-init). */
+char *init_copy_path(const char *data_home);
+
+/* The init this gemini-box came with (GEMINI_BOX_INIT, or next to the
+ * executable, or ../libexec/gemini-box), checked by content; NULL if none. */
+char *init_source(void);
+
+/* Makes sure that copy exists, installing it from GEMINI_BOX_INIT or from
+ * next to the gemini-box executable (build tree, or ../libexec/gemini-box).
+ * Fails, with err set, when no init with the right content is to be found. */
+int init_install(const char *copy, struct gb_error *err);
+
+/* The per-user state directory of box name, made (mode 0700) when create:
+ * $XDG_RUNTIME_DIR/gemini-box/NAME when XDG_RUNTIME_DIR is a private
+ * directory of ours, else /tmp/gemini-box-UID/NAME. A base that another user
+ * could have made or can write is refused. */
+int state_dir(const char *name, bool create, char **dir, struct gb_error *err);
+
+/* Makes dir (mode 0700) if it is missing; for a box's recorded state dir. */
+int state_dir_ensure(const char *dir, struct gb_error *err);
+
+/* What a box made now records in its state directory: its directory,
+ * settings digest and init. */
+char *state_record(const char *box_dir, const char *digest, const char *init);
+/* Writes record and the box's container id. */
+int state_record_write(const char *state, const char *record, const char *id, struct gb_error *err);
+
+enum state_answer {
+	STATE_UNKNOWN, /* no record, or another: ask podman */
+	STATE_RUNNING, /* made with record, and its init holds the lock */
+	STATE_STOPPED, /* made with record, and nothing holds the lock */
+};
+
+/* Removes a removed box's state directory (its record and lock only). */
+void state_forget(const char *state);
+
+/* What the state directory says of a box made with exactly record; *id gets
+ * its container id (malloc'd) unless the answer is STATE_UNKNOWN. A stopped
+ * answer is a guess podman must confirm (the box may have been removed):
+ * start it by id, which fails for any other container. */
+enum state_answer state_lookup(const char *state, const char *record, char **id);
+
+#endif

@@ -1,0 +1,307 @@
+#define _GNU_SOURCE
+#include "boxinit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "init-id.h" /* generated: GEMINI_BOX_INIT_ID */
+#include "hash.h"
+#include "quote.h"
+#include "strv.h"
+
+#define INIT_NAME "gemini-box-init"
+
+const char *init_id(void)
+{
+	return GEMINI_BOX_INIT_ID;
+}
+
+/* The id (12 hex digits of SHA-256) of a file's content, or -1. */
+static int file_id(const char *path, char out[HASH_ID_HEX + 1])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct hash h;
+	hash_begin(&h);
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		hash_add(&h, buf, (size_t)n);
+	close(fd);
+	hash_end_id(&h, out);
+	return n < 0 ? -1 : 0;
+}
+
+/* Candidates for the init that came with this gemini-box. */
+static void init_candidates(struct strv *out)
+{
+	const char *env = getenv("GEMINI_BOX_INIT");
+	if (env && *env) {
+		strv_push(out, env);
+		return;
+	}
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return;
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	strv_pushf(out, "%s/" INIT_NAME, self);
+	strv_pushf(out, "%s/../libexec/gemini-box/" INIT_NAME, self);
+}
+
+static int copy_file(const char *from, const char *to, mode_t mode)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	char buf[65536];
+	ssize_t n;
+	int rc = 0;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			rc = -1;
+			break;
+		}
+	if (n < 0 || fchmod(out, mode) < 0)
+		rc = -1;
+	if (close(out) < 0)
+		rc = -1;
+	close(in);
+	return rc;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, mode) < 0 && errno != EEXIST) {
+			free(p);
+			return -1;
+		}
+		*s = '/';
+	}
+	int rc = mkdir(p, mode) < 0 && errno != EEXIST ? -1 : 0;
+	free(p);
+	return rc;
+}
+
+char *init_copy_path(const char *data_home)
+{
+	return xasprintf("%s/gemini-box/init/%s/" INIT_NAME, data_home, init_id());
+}
+
+char *init_source(void)
+{
+	struct strv candidates = STRV_INIT;
+	init_candidates(&candidates);
+	char *source = NULL;
+	char id[HASH_ID_HEX + 1];
+	for (size_t i = 0; i < candidates.n && !source; i++)
+		if (file_id(candidates.v[i], id) == 0 && strcmp(id, init_id()) == 0)
+			source = xstrdup(candidates.v[i]);
+	strv_clear(&candidates);
+	return source;
+}
+
+int init_install(const char *installed, struct gb_error *err)
+{
+	if (access(installed, X_OK) == 0)
+		return 0;
+	char *dir = xstrdup(installed);
+	*strrchr(dir, '/') = '\0';
+	char *source = init_source();
+	int rc = -1;
+	if (!source) {
+		gb_fail(err, EXIT_BOX_INTERNAL,
+		        "cannot find gemini-box-init %s (it belongs next to gemini-box or in "
+		        "../libexec/gemini-box); reinstall gemini-box, or set GEMINI_BOX_INIT",
+		        init_id());
+	} else if (mkdir_p(dir, 0755) < 0) {
+		char *q = shell_quote(dir);
+		gb_fail(err, EXIT_BOX_INTERNAL, "cannot create %s: %s", q, strerror(errno));
+		free(q);
+	} else {
+		/* Copied under a temporary name and renamed: a concurrent run never
+		 * sees half a file. */
+		char *tmp = xasprintf("%s.%ld.tmp", installed, (long)getpid());
+		if (copy_file(source, tmp, 0755) == 0 && rename(tmp, installed) == 0) {
+			rc = 0;
+		} else {
+			char *q = shell_quote(installed);
+			gb_fail(err, EXIT_BOX_INTERNAL, "cannot install the box init as %s: %s", q,
+			        strerror(errno));
+			free(q);
+			unlink(tmp);
+		}
+		free(tmp);
+	}
+	free(source);
+	free(dir);
+	return rc;
+}
+
+/* A directory only we own and only we can write: nobody else can plant a
+ * lock or a record in it. */
+static bool private_dir(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       (st.st_mode & 022) == 0;
+}
+
+int state_dir(const char *name, bool create, char **out, struct gb_error *err)
+{
+	*out = NULL;
+	const char *runtime = getenv("XDG_RUNTIME_DIR");
+	char *base;
+	if (runtime && *runtime == '/' && private_dir(runtime)) {
+		char *parent = xasprintf("%s/gemini-box", runtime);
+		base = parent;
+	} else {
+		base = xasprintf("/tmp/gemini-box-%ld", (long)geteuid());
+	}
+	if (create && mkdir(base, 0700) < 0 && errno != EEXIST) {
+		char *q = shell_quote(base);
+		gb_fail(err, EXIT_BOX_INTERNAL, "cannot create %s: %s", q, strerror(errno));
+		free(q);
+		free(base);
+		return -1;
+	}
+	if (!private_dir(base)) {
+		if (!create) { /* nothing there yet: no box can be running with it */
+			*out = xasprintf("%s/%s", base, name);
+			free(base);
+			return 0;
+		}
+		char *q = shell_quote(base);
+		gb_fail(err, EXIT_BOX_INTERNAL,
+		        "%s is not a private directory of yours (another user may own or write "
+		        "it); remove it or set XDG_RUNTIME_DIR",
+		        q);
+		free(q);
+		free(base);
+		return -1;
+	}
+	*out = xasprintf("%s/%s", base, name);
+	free(base);
+	if (create && state_dir_ensure(*out, err) < 0) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int state_dir_ensure(const char *dir, struct gb_error *err)
+{
+	if (mkdir(dir, 0700) == 0 || errno == EEXIST)
+		return 0;
+	char *q = shell_quote(dir);
+	gb_fail(err, EXIT_BOX_INTERNAL, "cannot create the box's state directory %s: %s", q,
+	        strerror(errno));
+	free(q);
+	return -1;
+}
+
+char *state_record(const char *box_dir, const char *digest, const char *init)
+{
+	return xasprintf("dir=%s\ndigest=%s\ninit=%s\n", box_dir, digest, init);
+}
+
+int state_record_write(const char *state, const char *record, const char *id, struct gb_error *err)
+{
+	char *path = xasprintf("%s/" BOX_RECORD_FILE, state);
+	char *tmp = xasprintf("%s.%ld.tmp", path, (long)getpid());
+	char *text = xasprintf("%sid=%s\n", record, id);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	size_t len = strlen(text);
+	int rc = fd >= 0 && write(fd, text, len) == (ssize_t)len ? 0 : -1;
+	if (fd >= 0 && close(fd) < 0)
+		rc = -1;
+	/* Renamed into place: a concurrent reader sees the old record or the new. */
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -1;
+	if (rc < 0) {
+		char *q = shell_quote(path);
+		gb_fail(err, EXIT_BOX_INTERNAL, "cannot write %s: %s", q, strerror(errno));
+		free(q);
+		unlink(tmp);
+	}
+	free(text);
+	free(tmp);
+	free(path);
+	return rc;
+}
+
+/* The container id after record in the record file, or NULL. */
+static char *recorded_id(const char *state, const char *record)
+{
+	char *path = xasprintf("%s/" BOX_RECORD_FILE, state);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(path);
+	if (fd < 0)
+		return NULL;
+	size_t want = strlen(record), cap = want + 256;
+	char *buf = xmalloc(cap + 1);
+	size_t n = 0;
+	ssize_t r;
+	while (n < cap && (r = read(fd, buf + n, cap - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = '\0';
+	char *id = NULL;
+	if (n > want && memcmp(buf, record, want) == 0 && strncmp(buf + want, "id=", 3) == 0) {
+		char *start = buf + want + 3;
+		size_t len = strspn(start, "0123456789abcdef");
+		if (len > 0 && strcmp(start + len, "\n") == 0)
+			id = xstrndup(start, len);
+	}
+	free(buf);
+	return id;
+}
+
+enum state_answer state_lookup(const char *state, const char *record, char **id)
+{
+	*id = recorded_id(state, record);
+	if (!*id)
+		return STATE_UNKNOWN;
+	char *lock = xasprintf("%s/" BOX_LOCK_FILE, state);
+	int fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(lock);
+	/* Taking the lock means nobody holds it: the box's init is not running. */
+	bool held = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	if (fd >= 0)
+		close(fd);
+	return held ? STATE_RUNNING : STATE_STOPPED;
+}
+
+void state_forget(const char *state)
+{
+	const char *files[] = { BOX_RECORD_FILE, BOX_LOCK_FILE };
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		char *path = xasprintf("%s/%s", state, files[i]);
+		unlink(path);
+		free(path);
+	}
+	rmdir(state); /* only when nothing else is in it */
+}
