@@ -105,6 +105,11 @@ root_main() {
 	: >"$stage/progress"
 	chown "$user:" "$stage/progress"
 	cp "$bin" "$stage/gemini-box"
+	# The box's init comes with gemini-box, from next to it.
+	if [ -f "$(dirname "$bin")/gemini-box-init" ]; then
+		cp "$(dirname "$bin")/gemini-box-init" "$stage/gemini-box-init"
+		chmod 755 "$stage/gemini-box-init"
+	fi
 	cp -R "$HERE" "$stage/integration"
 	chmod -R a+rX "$stage"
 	chmod 755 "$stage/gemini-box" "$stage/integration/"*.sh "$stage/integration/image/gemini"
@@ -595,11 +600,17 @@ t_main_process_is_not_gemini_and_stop_is_fast() {
 	id=$BOX
 	cmd="$(inspect '{{.Path}} {{join .Args " "}}')"
 	echo "main process: $cmd"
-	[[ $cmd != *gemini* ]] || fail "the box's main process is gemini: $cmd"
-	[[ $cmd == *sleep* && $cmd == *infinity* ]] || fail "main process is not 'sleep infinity': $cmd"
-	expect_eq "$(inspect '{{.HostConfig.Init}}')" true "HostConfig.Init (--init)"
-	# With an init, SIGTERM ends sleep at once; without one, sleep as PID 1
-	# ignores it and podman waits out the whole timeout.
+	[[ $cmd == "/run/gemini-box/init --lock "* ]] || fail "the box's main process is not gemini-box-init: $cmd"
+	podman top "$BOX" pid args | awk '$1 == 1' | grep -q '/run/gemini-box/init' ||
+		fail "PID 1 in the box is not gemini-box-init: $(podman top "$BOX" pid args)"
+	# Orphans of a run are reparented to PID 1, which must reap them.
+	gb --box-shell < <(printf '(sleep 0.3 &) ; (sleep 0.3 &) ; exit 0\n')
+	expect_rc 0
+	sleep 1.5
+	podman exec "$BOX" sh -c 'cat /proc/[0-9]*/stat 2>/dev/null' | awk '$3 == "Z"' >"$T/zombies"
+	[ -s "$T/zombies" ] && fail "zombies in the box: $(cat "$T/zombies")"
+	# SIGTERM ends the init at once; an init that ignored it would have podman
+	# wait out the whole timeout.
 	t0=$(now_ms)
 	podman stop -t 10 "$BOX" >/dev/null || fail "podman stop failed"
 	t1=$(now_ms)
@@ -894,10 +905,10 @@ t_dry_run_runs_nothing() {
 			saw_create=1
 			has_opt --userns keep-id:uid=1000,gid=1000 "${words[@]}" || fail "create line lacks --userns=keep-id:uid=1000,gid=1000"
 			has_opt --user 1000:1000 "${words[@]}" || fail "create line lacks --user 1000:1000"
-			has_opt --entrypoint sleep "${words[@]}" || fail "create line lacks --entrypoint sleep"
+			has_opt --entrypoint /run/gemini-box/init "${words[@]}" || fail "create line lacks --entrypoint /run/gemini-box/init"
 			has_opt --label "gemini-box.dir=$real" "${words[@]}" || fail "create line lacks the gemini-box.dir label"
-			[[ " ${words[*]} " == *" --init "* ]] || fail "create line lacks --init"
-			[ "${words[-1]}" = infinity ] && [ "${words[-2]}" = "$IMAGE" ] || fail "create line does not end with IMAGE infinity"
+			[ "${words[-5]}" = "$IMAGE" ] && [ "${words[-4]}" = --lock ] && [ "${words[-2]}" = --idle-seconds ] ||
+				fail "create line does not end with IMAGE --lock FILE --idle-seconds N"
 			;;
 		*" exec "*)
 			saw_exec=1
@@ -1324,10 +1335,13 @@ t_podman_step_failure_is_71() {
 	expect_rc 71
 	grep -q '^gemini-box: ' "$T/err" || fail "no 'gemini-box: ' line on stderr"
 	box_running && fail "box running although start failed"
+	# A box whose record says it is stopped is started by id without asking
+	# podman first; once that fails (it was removed), podman is asked.
+	podman rm -f -t 0 "$BOX" >/dev/null
 	GB_PODMAN_FAIL="inspect,container inspect" gb -p hi
 	expect_rc 71
 	grep -q '^gemini-box: ' "$T/err" || fail "no 'gemini-box: ' line on stderr"
-	box_of .
+	expect_no_box .
 }
 
 tcase bad_box_dir_is_66
@@ -1736,6 +1750,271 @@ t_box_build_forces_and_drifts() {
 	expect_error 78
 	podman rm -f -t 0 "$BOX" >/dev/null
 	podman rmi "$first" "$second" >/dev/null 2>&1
+	return 0
+}
+
+# start_companion: the stand-in IDE companion on the host's loopback; sets
+# IDE_PORT, IDE_TOKEN and IDE_LOG.
+start_companion() {
+	local i
+	IDE_TOKEN=tok-$RANDOM$RANDOM IDE_LOG=$T/companion.log
+	: >"$IDE_LOG"
+	python3 "$HERE/ide-companion.py" "$IDE_TOKEN" "$IDE_LOG" "$T/companion.port" &
+	COMPANION_PID=$!
+	for i in $(seq 1 100); do
+		[ -s "$T/companion.port" ] && break
+		sleep 0.05
+	done
+	IDE_PORT=$(cat "$T/companion.port") || fail "the stand-in companion did not start"
+	trap 'kill $COMPANION_PID 2>/dev/null' EXIT
+}
+
+tcase ide_companion_from_a_host_network_box
+t_ide_companion_from_a_host_network_box() {
+	start_companion
+	own_config '{"network": "host"}'
+	export GEMINI_CLI_IDE_SERVER_PORT=$IDE_PORT GEMINI_CLI_IDE_AUTH_TOKEN=$IDE_TOKEN \
+		GEMINI_CLI_IDE_WORKSPACE_PATH=$PWD
+	gb -p ide
+	expect_ok
+	expect_eq "$(rget ide.host)" 127.0.0.1 "the host gemini dials from a host-network box"
+	expect_eq "$(rget ide)" ok "the request to the companion"
+	grep -qx "200 127.0.0.1:$IDE_PORT /mcp" "$IDE_LOG" || fail "the companion did not accept it: $(cat "$IDE_LOG")"
+	[ -s "$T/err" ] && fail "unexpected stderr: $(cat "$T/err")"
+	# A wrong token is refused by the companion, as it should be.
+	GEMINI_CLI_IDE_AUTH_TOKEN=wrong gb -p ide
+	expect_eq "$(rget ide)" failed "a request with the wrong token"
+	grep -qx "401 127.0.0.1:$IDE_PORT /mcp" "$IDE_LOG" || fail "no 401 for a wrong token"
+	# The port files are shared read-only at the same path.
+	local dir=${TMPDIR:-/tmp}/gemini/ide file
+	file=$dir/gemini-ide-server-4242-$IDE_PORT.json
+	printf '{"port": %s}' "$IDE_PORT" >"$file"
+	gb -p "cat:$file" "touch:$dir/planted"
+	expect_report
+	expect_eq "$(rget "cat.$file")" "{\"port\": $IDE_PORT}" "the port file seen in the box"
+	[ -e "$dir/planted" ] && { rm -f "$dir/planted"; fail "the port-file directory is writable from the box"; }
+	rm -f "$file"
+	# The stdio fallback: a host program the box lacks gets one line.
+	GEMINI_CLI_IDE_SERVER_STDIO_COMMAND=/opt/no-such-ide/bin/bridge GEMINI_CLI_IDE_SERVER_STDIO_ARGS='["--stdio"]' gb -p hi
+	expect_ok
+	expect_env GEMINI_CLI_IDE_SERVER_STDIO_ARGS '["--stdio"]'
+	grep -q "^gemini-box: the IDE's stdio command /opt/no-such-ide/bin/bridge is not in the box" "$T/err" ||
+		fail "no warning for a stdio command missing in the box"
+	GEMINI_CLI_IDE_SERVER_STDIO_COMMAND=/bin/sh gb -p hi
+	expect_ok
+	[ -s "$T/err" ] && fail "a warning for a stdio command the box has: $(cat "$T/err")"
+	# "ide": false withholds every IDE variable.
+	own_config '{"network": "host", "ide": false}'
+	gb --box-recreate --box-yes
+	gb -p ide
+	expect_report
+	expect_no_env GEMINI_CLI_IDE_AUTH_TOKEN
+	expect_no_env GEMINI_CLI_IDE_SERVER_PORT
+	return 0
+}
+
+tcase ide_companion_unreachable_from_an_isolated_box_says_so
+t_ide_companion_unreachable_from_an_isolated_box_says_so() {
+	start_companion
+	export GEMINI_CLI_IDE_SERVER_PORT=$IDE_PORT GEMINI_CLI_IDE_AUTH_TOKEN=$IDE_TOKEN
+	gb -p ide
+	expect_report
+	expect_eq "$(rget ide)" failed "a request from an isolated box"
+	grep -q '^200' "$IDE_LOG" && fail "an isolated box reached the companion"
+	grep -q '^gemini-box: the IDE companion .*"network": "host"' "$T/err" ||
+		fail "no line saying why the IDE cannot be reached"
+	expect_eq "$(wc -l <"$T/err")" 1 "stderr lines"
+	own_config '{"ide": false}'
+	gb -p hi
+	expect_ok
+	[ -s "$T/err" ] && fail "the IDE line despite \"ide\": false: $(cat "$T/err")"
+	expect_no_env GEMINI_CLI_IDE_AUTH_TOKEN
+	return 0
+}
+
+tcase runsc_box_runs_gemini
+t_runsc_box_runs_gemini() {
+	command -v runsc >/dev/null 2>&1 || skip "runsc (gVisor) is not installed"
+	own_config "{\"runtime\": \"$(command -v runsc)\"}"
+	gb -p "touch:$PWD/made-in-gvisor"
+	if [ "$RC" -ne 0 ] && ! grep -q gemini-stub=begin "$T/out"; then
+		grep -q 'runsc' "$T/err" && skip "runsc cannot run here: $(tail -n 1 "$T/err")"
+	fi
+	expect_ok
+	box_of .
+	expect_eq "$(inspect '{{.OCIRuntime}}')" "$(command -v runsc)" "the box's runtime"
+	expect_eq "$(rget uid)" 0 "uid in a runsc box (root there is the caller here)"
+	expect_env GEMINI_SANDBOX runsc
+	expect_eq "$(stat -c %u made-in-gvisor)" "$(id -u)" "owner of a file made in the runsc box"
+	podman stop -t 2 "$BOX" >/dev/null
+	gb -p again
+	expect_ok
+}
+
+tcase box_doctor_reports
+t_box_doctor_reports() {
+	gb --box-doctor
+	expect_rc 0
+	grep -q '^OK    podman version' "$T/out" || fail "no podman line"
+	grep -q '^OK    rootless$' "$T/out" || fail "no rootless line"
+	grep -q '^OK    /etc/subuid: a range for ' "$T/out" || fail "no subuid line"
+	grep -q '^OK    /dev/net/tun is usable' "$T/out" || fail "no tun line"
+	grep -q '^OK    cgroups .*, OCI runtime runc$' "$T/out" || fail "no cgroup/runtime line"
+	grep -q '^\(OK  \|WARN\)  storage driver ' "$T/out" || fail "no storage line"
+	grep -q "^OK    box .*: absent" "$T/out" || fail "no box line"
+	grep -q '^FAIL' "$T/out" && fail "a FAIL on a working machine"
+	# Every line is one finding.
+	grep -vq '^\(OK  \|WARN\|FAIL\)  ' "$T/out" && fail "a line that is no finding: $(grep -v '^\(OK  \|WARN\|FAIL\)  ' "$T/out")"
+	# A broken setup: podman missing.
+	GEMINI_BOX_PODMAN=/nonexistent/podman gb --box-doctor
+	expect_rc 1
+	grep -q '^FAIL  podman not found' "$T/out" || fail "no FAIL for a missing podman"
+	# The IDE probe, from inside a host-network box, for real.
+	start_companion
+	own_config '{"network": "host"}'
+	export GEMINI_CLI_IDE_SERVER_PORT=$IDE_PORT GEMINI_CLI_IDE_AUTH_TOKEN=$IDE_TOKEN
+	gb -p hi
+	expect_ok
+	gb --box-doctor
+	expect_rc 0
+	grep -q "^OK    IDE companion at 127.0.0.1:$IDE_PORT, probed from inside the box" "$T/out" ||
+		fail "no successful IDE probe"
+	kill "$COMPANION_PID"
+	wait "$COMPANION_PID" 2>/dev/null
+	gb --box-doctor
+	expect_rc 1
+	grep -q "^FAIL  IDE companion at 127.0.0.1:$IDE_PORT" "$T/out" || fail "a dead companion is not a FAIL"
+	return 0
+}
+
+tcase published_port_serves_the_host
+t_published_port_serves_the_host() {
+	local port=$((20000 + RANDOM % 20000))
+	own_config "{\"ports\": [\"$port:8000\"]}"
+	gb -p hi
+	expect_ok
+	box_of .
+	# A dev server the agent starts in the box, on the box's port 8000.
+	podman exec -d "$BOX" sh -c 'mkdir -p /tmp/www && echo served-from-box >/tmp/www/index.html && httpd -f -p 8000 -h /tmp/www' ||
+		fail "cannot start httpd in the box"
+	local i got=
+	for i in $(seq 1 50); do
+		got=$(python3 -c "import urllib.request,sys; print(urllib.request.urlopen('http://127.0.0.1:$port/').read().decode().strip())" 2>/dev/null) && break
+		sleep 0.1
+	done
+	expect_eq "$got" served-from-box "the page the host gets from the box's port"
+	podman port "$BOX" | grep -q "^8000/tcp -> 127.0.0.1:$port\$" || fail "not published on loopback only: $(podman port "$BOX")"
+}
+
+source "$HERE/cases-hardening.sh" # races with podman and hostile input
+
+# podman_calls: the podman subcommands of the logged invocations, one a line.
+podman_calls() {
+	local r
+	read_log "$GB_PODMAN_LOG"
+	for r in "${LOG_RECORDS[@]}"; do record_sub "$r"; done
+}
+
+tcase warm_run_asks_podman_nothing_but_exec
+t_warm_run_asks_podman_nothing_but_exec() {
+	export GEMINI_BOX_PODMAN=$LOGGER GB_PODMAN_LOG=$T/podman.log
+	gb -p hi
+	expect_ok
+	box_of .
+	: >"$GB_PODMAN_LOG"
+	gb -p warm
+	expect_ok
+	expect_eq "$(podman_calls | tr '\n' ' ')" "exec " "podman calls of a warm run"
+	# Other settings: the record no longer matches, so podman is asked again.
+	own_config '{"ports": ["18123:80"]}'
+	: >"$GB_PODMAN_LOG"
+	gb -p changed
+	expect_ok
+	podman_calls | grep -qx 'container inspect' || fail "a run with other settings did not inspect the box"
+	grep -q '^gemini-box: .*ports' "$T/err" || fail "no drift line for the changed ports"
+	own_config '{}'
+	# A stopped box: its init is gone, so the lock is free; the record names
+	# the box's id, which is started without asking podman first.
+	podman stop -t 2 "$BOX" >/dev/null
+	: >"$GB_PODMAN_LOG"
+	gb -p stopped
+	expect_ok
+	expect_eq "$(podman_calls | tr '\n' ' ')" "start exec " "podman calls into a stopped box"
+	read_log "$GB_PODMAN_LOG"
+	[[ ${LOG_RECORDS[0]} == *$'\x1f'"$BOX" ]] || fail "the stopped box was not started by its id"
+	# Another directory never takes this box's fast path.
+	mkdir other
+	(cd other && gb -p elsewhere && expect_ok) || exit 1
+	[ "$(boxes_of other)" != "$BOX" ] || fail "another directory ran in this box"
+}
+
+tcase idle_box_stops_itself_and_comes_back
+t_idle_box_stops_itself_and_comes_back() {
+	local id i
+	own_config '{"idle_stop_minutes": 0.05}'
+	gb -p hi
+	expect_ok
+	box_of .
+	id=$BOX
+	expect_eq "$(inspect '{{index .Args 3}}')" 3 "--idle-seconds of the box's init"
+	# Busy while a run lasts: no stop in the middle of it.
+	gb -p sleep:6 say:done
+	expect_ok
+	expect_eq "$(rget said)" done "a run longer than the idle time"
+	for i in $(seq 1 100); do
+		box_running || break
+		sleep 0.1
+	done
+	box_running && fail "the box did not stop itself after 3 idle seconds"
+	expect_eq "$(inspect '{{.State.ExitCode}}')" 0 "exit status of an idle stop"
+	gb -p again
+	expect_ok
+	box_of .
+	expect_eq "$BOX" "$id" "box after an idle stop"
+	box_running || fail "the box did not start again"
+}
+
+tcase box_state_and_init_survive_cleanups
+t_box_state_and_init_survive_cleanups() {
+	local state copy
+	gb -p hi
+	expect_ok
+	box_of .
+	state=$(inspect '{{index .Config.Labels "gemini-box.state"}}')
+	copy=$(inspect '{{index .Config.Labels "gemini-box.init"}}')
+	[ -d "$state" ] && [ -x "$copy" ] || fail "no state directory $state or init $copy"
+	# A reboot empties /tmp; someone cleans ~/.local/share: the next start puts both back.
+	podman stop -t 2 "$BOX" >/dev/null
+	rm -rf "$state" "$(dirname "$copy")"
+	gb -p back
+	expect_ok
+	[ -d "$state" ] && [ -x "$copy" ] || fail "state directory or init not restored"
+	# A box made by another gemini-box whose init is gone (upgraded, moved):
+	# a clear message, not podman's. Such a box is made here by hand.
+	mkdir old && cd old || fail cd
+	gb --box-status
+	local name
+	name=$(awk '$1 == "name" {print $2}' "$T/out")
+	podman create --name "$name" --label "gemini-box.dir=$(realpath .)" \
+		--label gemini-box.init=/nonexistent/old/gemini-box-init \
+		--label "gemini-box.state=$state" --entrypoint /run/gemini-box/init "$IMAGE" >/dev/null ||
+		fail "podman create of an old box failed"
+	gb -p moved
+	expect_rc 71
+	# (a line about its other settings may come first: it is another's box)
+	tail -n 1 "$T/err" | grep -q "^gemini-box: .*init .* is gone.*--box-recreate" ||
+		fail "no clear last line for a vanished init"
+	gb --box-recreate --box-yes
+	expect_rc 0
+	gb -p recreated
+	expect_ok
+	# Removing a box removes its state directory too.
+	box_of .
+	state=$(inspect '{{index .Config.Labels "gemini-box.state"}}')
+	[ -f "$state/box" ] || fail "no record in $state"
+	gb --box-rm --box-yes
+	expect_rc 0
+	[ -e "$state" ] && fail "--box-rm left the state directory $state"
 	return 0
 }
 
