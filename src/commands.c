@@ -518,9 +518,10 @@ static void report_drift(const struct app *a, const struct box_info *info)
 enum step_outcome { STEP_OK, STEP_FAILED, STEP_LOST_RACE };
 
 /* Runs one step; *out, when not NULL, gets what it printed (a new box's id). */
-static enum step_outcome run_step(const struct step *st, const char *image, char **out,
+static enum step_outcome run_step(const struct app *a, const struct step *st, char **out,
                                   struct gb_error *err)
 {
+	const char *image = a->image;
 	/* pull and build show their progress; the others' messages become ours. */
 	bool show = st->kind == STEP_PULL || st->kind == STEP_BUILD;
 	struct run_result r;
@@ -555,6 +556,18 @@ static enum step_outcome run_step(const struct step *st, const char *image, char
 			break;
 		}
 		free(msg);
+		/* gVisor fails for reasons of its own (cgroups, kernel features). */
+		if (outcome == STEP_FAILED && runtime_is_runsc(&a->settings) &&
+		    (st->kind == STEP_CREATE || st->kind == STEP_START)) {
+			char *plain = xstrdup(err->msg);
+			gb_fail(err, EXIT_BOX_PODMAN,
+			        "%s; gVisor (runsc) could not run the box: check runsc --version "
+			        "and "
+			        "gemini-box --box-doctor, or drop \"runtime\" from your "
+			        "config.json",
+			        plain);
+			free(plain);
+		}
 	}
 	if (out && outcome == STEP_OK) {
 		*out = r.out;
@@ -678,8 +691,7 @@ static enum step_outcome run_plan(struct app *a, const struct plan *p, struct gb
 				      stderr);
 		}
 		char *id = NULL;
-		enum step_outcome o =
-		        run_step(st, a->image, st->kind == STEP_CREATE ? &id : NULL, err);
+		enum step_outcome o = run_step(a, st, st->kind == STEP_CREATE ? &id : NULL, err);
 		if (o == STEP_OK && st->kind == STEP_CREATE && created(a, id, err) < 0)
 			o = STEP_FAILED;
 		free(id);
@@ -816,7 +828,7 @@ static int run_known_box(struct app *a, bool tty, struct gb_error *err)
 		podman_verb_argv(a->podman, &a->settings, STEP_START, id,
 		                 plan_add(&start, STEP_START));
 		struct gb_error ignored = GB_ERROR_INIT;
-		enum step_outcome started = run_step(&start.steps[0], a->image, NULL, &ignored);
+		enum step_outcome started = run_step(a, &start.steps[0], NULL, &ignored);
 		gb_error_clear(&ignored);
 		plan_clear(&start);
 		if (started != STEP_OK) {

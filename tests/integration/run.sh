@@ -1849,6 +1849,15 @@ t_runsc_box_runs_gemini() {
 	podman stop -t 2 "$BOX" >/dev/null
 	gb -p again
 	expect_ok
+	# A runsc that cannot run the box: the line says so and what to do.
+	mkdir -p "$T/bin" other && printf '#!/bin/sh\necho "runsc: cannot do that" >&2\nexit 1\n' >"$T/bin/runsc" &&
+		chmod 755 "$T/bin/runsc"
+	cd other || fail cd
+	own_config "{\"runtime\": \"$T/bin/runsc\"}"
+	gb -p hi
+	expect_rc 71
+	tail -n 1 "$T/err" | grep -q '^gemini-box: .*gVisor (runsc) could not run the box: check runsc --version' ||
+		fail "no line about runsc failing"
 }
 
 tcase box_doctor_reports
