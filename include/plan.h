@@ -99,6 +99,11 @@ void podman_verb_argv(const char *podman, const struct settings *st, enum step_k
 /* Whether the settings' runtime is gVisor's runsc. */
 bool runtime_is_runsc(const struct settings *st);
 
+/* podman exec BOX /bin/sh -c SCRIPT NAME ARGS...: a small script of the
+ * box's own shell (never the host's), its values passed as arguments. */
+void podman_box_sh_argv(const char *podman, const char *box, const char *script, const char *name,
+                        const char *const *args, struct strv *argv);
+
 /* A --mount value binding source to target, quoted as podman's CSV parser
  * needs so that commas, quotes and newlines in paths survive. */
 char *bind_mount_arg(const char *source, const char *target, bool readonly);

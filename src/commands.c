@@ -413,6 +413,20 @@ static int query(const struct app *a, const char *const *words, struct run_resul
 	return rc;
 }
 
+/* A dry run of a command that only asks podman: the question, shell-quoted. */
+static void print_query(const struct app *a, const char *const *words)
+{
+	char *q = shell_quote(a->podman);
+	fputs(q, stdout);
+	free(q);
+	for (const char *const *w = words; *w; w++) {
+		q = shell_quote(*w);
+		printf(" %s", q);
+		free(q);
+	}
+	putchar('\n');
+}
+
 static int inspect_box(const struct app *a, struct box_info *info, struct gb_error *err)
 {
 	const char *words[] = { "container", "inspect", a->name, NULL };
@@ -448,10 +462,13 @@ static bool image_present(const struct app *a, const char *image)
 	return present;
 }
 
+/* Every box of the user's, found by label. */
+static const char *const list_words[] = { "ps",       "--all", "--filter", "label=" BOX_LABEL_DIR,
+	                                  "--format", "json",  NULL };
+
 static int list_boxes(const struct app *a, struct box_info **boxes, size_t *n, struct gb_error *err)
 {
-	const char *words[] = { "ps",       "--all", "--filter", "label=" BOX_LABEL_DIR,
-		                "--format", "json",  NULL };
+	const char *const *words = list_words;
 	struct run_result r;
 	if (query(a, words, &r, err) < 0)
 		return -1;
@@ -635,14 +652,8 @@ static void warn_missing_stdio_command(const struct app *a)
 	if (!command || command[0] != '/' || !a->settings.ide.value)
 		return;
 	struct strv argv = STRV_INIT;
-	strv_push(&argv, a->podman);
-	strv_push(&argv, "exec");
-	strv_push(&argv, a->name);
-	strv_push(&argv, "/bin/sh");
-	strv_push(&argv, "-c");
-	strv_push(&argv, "test -e \"$1\"");
-	strv_push(&argv, "stdio-check");
-	strv_push(&argv, command);
+	const char *args[] = { command, NULL };
+	podman_box_sh_argv(a->podman, a->name, "test -e \"$1\"", "stdio-check", args, &argv);
 	struct run_result r;
 	struct gb_error e = GB_ERROR_INIT;
 	if (run_command(argv.v, RUN_CAPTURE, &r, &e) == 0) {
@@ -887,13 +898,7 @@ static int cmd_status(struct app *a, struct gb_error *err)
 {
 	if (a->o->dry_run) {
 		const char *words[] = { "container", "inspect", a->name, NULL };
-		struct plan p = PLAN_INIT;
-		struct strv *argv = plan_add(&p, STEP_STOP);
-		strv_push(argv, a->podman);
-		for (const char *const *w = words; *w; w++)
-			strv_push(argv, *w);
-		plan_print(&p, stdout);
-		plan_clear(&p);
+		print_query(a, words);
 		return 0;
 	}
 	struct box_info info;
@@ -921,7 +926,7 @@ static int cmd_list(struct app *a, struct gb_error *err)
 	struct box_info *boxes;
 	size_t n;
 	if (a->o->dry_run) {
-		printf("%s ps --all --filter label=%s --format json\n", a->podman, BOX_LABEL_DIR);
+		print_query(a, list_words);
 		return 0;
 	}
 	if (list_boxes(a, &boxes, &n, err) < 0)
@@ -1225,20 +1230,16 @@ static void doctor_ide(struct doctor *d, const struct app *a, enum box_state sta
 		       "run gemini-box once, then --box-doctor again");
 		return;
 	}
+	/* nc in busybox images, node in gemini's own. */
+	static const char probe[] =
+	        "if command -v nc >/dev/null 2>&1; then nc -w 2 127.0.0.1 \"$1\" </dev/null; "
+	        "elif command -v node >/dev/null 2>&1; then node -e "
+	        "'require(\"net\").connect(+process.argv[1],\"127.0.0.1\")"
+	        ".on(\"connect\",()=>process.exit(0)).on(\"error\",()=>process.exit(1))' "
+	        "\"$1\"; else exit 3; fi";
 	struct strv argv = STRV_INIT;
-	strv_push(&argv, a->podman);
-	strv_push(&argv, "exec");
-	strv_push(&argv, a->name);
-	strv_push(&argv, "/bin/sh");
-	strv_push(&argv, "-c");
-	strv_push(&argv,
-	          "if command -v nc >/dev/null 2>&1; then nc -w 2 127.0.0.1 \"$1\" </dev/null; "
-	          "elif command -v node >/dev/null 2>&1; then node -e "
-	          "'require(\"net\").connect(+process.argv[1],\"127.0.0.1\")"
-	          ".on(\"connect\",()=>process.exit(0)).on(\"error\",()=>process.exit(1))' "
-	          "\"$1\"; else exit 3; fi");
-	strv_push(&argv, "probe");
-	strv_push(&argv, port);
+	const char *args[] = { port, NULL };
+	podman_box_sh_argv(a->podman, a->name, probe, "probe", args, &argv);
 	struct run_result r;
 	struct gb_error e = GB_ERROR_INIT;
 	int rc = run_command(argv.v, RUN_CAPTURE, &r, &e) == 0 ? r.status : -1;

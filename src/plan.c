@@ -174,6 +174,20 @@ static void exec_env(const struct box_spec *s, struct strv *argv)
 		strv_pushf(argv, "--env=%s", s->env_names[i]);
 }
 
+void podman_box_sh_argv(const char *podman, const char *box, const char *script, const char *name,
+                        const char *const *args, struct strv *argv)
+{
+	strv_push(argv, podman);
+	strv_push(argv, "exec");
+	strv_push(argv, box);
+	strv_push(argv, "/bin/sh");
+	strv_push(argv, "-c");
+	strv_push(argv, script);
+	strv_push(argv, name);
+	for (const char *const *a = args; *a; a++)
+		strv_push(argv, *a);
+}
+
 void podman_exec_argv(const struct box_spec *s, struct strv *argv)
 {
 	exec_prefix(s, s->tty, argv);

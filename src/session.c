@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "plan.h"
 #include "podman.h"
 #include "strv.h"
 
@@ -50,15 +51,8 @@ static const char kill_script[] =
 void session_kill_argv(const char *podman, const char *box, const char *signal_name,
                        const char *token, struct strv *argv)
 {
-	strv_push(argv, podman);
-	strv_push(argv, "exec");
-	strv_push(argv, box);
-	strv_push(argv, "/bin/sh");
-	strv_push(argv, "-c");
-	strv_push(argv, kill_script);
-	strv_push(argv, "gemini-box-signal");
-	strv_push(argv, signal_name);
-	strv_push(argv, token);
+	const char *args[] = { signal_name, token, NULL };
+	podman_box_sh_argv(podman, box, kill_script, "gemini-box-signal", args, argv);
 }
 
 static const char *relayed_name(int sig)
