@@ -1896,6 +1896,20 @@ t_box_doctor_reports() {
 	return 0
 }
 
+tcase network_none_has_no_network_and_says_so
+t_network_none_has_no_network_and_says_so() {
+	own_config '{"network": "none"}'
+	gb -p hi
+	expect_ok
+	grep -q '^gemini-box: network "none": gemini in this box cannot reach its API' "$T/err" ||
+		fail "no line saying gemini cannot reach its API"
+	box_of .
+	expect_eq "$(inspect '{{.HostConfig.NetworkMode}}')" none "the box's network mode"
+	podman exec "$BOX" sh -c 'ls /sys/class/net' | grep -vx lo | grep -q . &&
+		fail "a box with network none has interfaces: $(podman exec "$BOX" ls /sys/class/net)"
+	return 0
+}
+
 tcase published_port_serves_the_host
 t_published_port_serves_the_host() {
 	local port=$((20000 + RANDOM % 20000))
