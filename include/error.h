@@ -32,6 +32,10 @@ struct gb_error {
 /* Sets (or replaces) the error and returns -1, so callers can `return gb_fail(...)`. */
 int gb_fail(struct gb_error *err, int status, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+/* "WHAT PATH: WHY" with PATH shell-quoted, so that a path holding a newline
+ * still makes one line. Returns -1. */
+int gb_fail_path(struct gb_error *err, int status, const char *what, const char *path,
+                 const char *why);
 void gb_error_clear(struct gb_error *err);
 /* Prints "gemini-box: MESSAGE" on stderr. */
 void gb_error_print(const struct gb_error *err);

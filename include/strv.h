@@ -22,6 +22,8 @@ void strv_pushv(struct strv *sv, char *const *v, size_t n);
 void strv_clear(struct strv *sv);
 /* The strings joined by sep, malloc'd ("" for none). */
 char *strv_join(const struct strv *sv, const char *sep);
+/* Sorts the strings from index from on and drops repeats among them. */
+void strv_sort_unique(struct strv *sv, size_t from);
 
 /* Allocation helpers that never return NULL. */
 void *xmalloc(size_t n);

@@ -137,9 +137,7 @@ int init_install(const char *installed, struct gb_error *err)
 		        "../libexec/gemini-box); reinstall gemini-box, or set GEMINI_BOX_INIT",
 		        init_id());
 	} else if (mkdir_p(dir, 0755) < 0) {
-		char *q = shell_quote(dir);
-		gb_fail(err, EXIT_BOX_INTERNAL, "cannot create %s: %s", q, strerror(errno));
-		free(q);
+		gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot create", dir, strerror(errno));
 	} else {
 		/* Copied under a temporary name and renamed: a concurrent run never
 		 * sees half a file. */
@@ -147,10 +145,8 @@ int init_install(const char *installed, struct gb_error *err)
 		if (copy_file(source, tmp, 0755) == 0 && rename(tmp, installed) == 0) {
 			rc = 0;
 		} else {
-			char *q = shell_quote(installed);
-			gb_fail(err, EXIT_BOX_INTERNAL, "cannot install the box init as %s: %s", q,
-			        strerror(errno));
-			free(q);
+			gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot install the box init as",
+			             installed, strerror(errno));
 			unlink(tmp);
 		}
 		free(tmp);
@@ -181,9 +177,7 @@ int state_dir(const char *name, bool create, char **out, struct gb_error *err)
 		base = xasprintf("/tmp/gemini-box-%ld", (long)geteuid());
 	}
 	if (create && mkdir(base, 0700) < 0 && errno != EEXIST) {
-		char *q = shell_quote(base);
-		gb_fail(err, EXIT_BOX_INTERNAL, "cannot create %s: %s", q, strerror(errno));
-		free(q);
+		gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot create", base, strerror(errno));
 		free(base);
 		return -1;
 	}
@@ -216,11 +210,8 @@ int state_dir_ensure(const char *dir, struct gb_error *err)
 {
 	if (mkdir(dir, 0700) == 0 || errno == EEXIST)
 		return 0;
-	char *q = shell_quote(dir);
-	gb_fail(err, EXIT_BOX_INTERNAL, "cannot create the box's state directory %s: %s", q,
-	        strerror(errno));
-	free(q);
-	return -1;
+	return gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot create the box's state directory", dir,
+	                    strerror(errno));
 }
 
 char *state_record(const char *box_dir, const char *digest, const char *init)
@@ -242,9 +233,7 @@ int state_record_write(const char *state, const char *record, const char *id, st
 	if (rc == 0 && rename(tmp, path) < 0)
 		rc = -1;
 	if (rc < 0) {
-		char *q = shell_quote(path);
-		gb_fail(err, EXIT_BOX_INTERNAL, "cannot write %s: %s", q, strerror(errno));
-		free(q);
+		gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot write", path, strerror(errno));
 		unlink(tmp);
 	}
 	free(text);

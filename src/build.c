@@ -25,10 +25,8 @@ static int collect(const char *root, const char *rel, struct strv *paths, struct
 	char *dir_path = *rel ? xasprintf("%s/%s", root, rel) : xstrdup(root);
 	DIR *d = opendir(dir_path);
 	if (!d) {
-		char *q = shell_quote(dir_path);
-		gb_fail(err, EXIT_BOX_CONFIG, "cannot read the build context %s: %s", q,
-		        strerror(errno));
-		free(q);
+		gb_fail_path(err, EXIT_BOX_CONFIG, "cannot read the build context", dir_path,
+		             strerror(errno));
 		free(dir_path);
 		return -1;
 	}

@@ -88,16 +88,6 @@ static const char *nonempty_env(const char *name)
 	return v && *v ? v : NULL;
 }
 
-/* Shell-quoted, so a path with a newline still reads as one line. */
-static int fail_path(struct gb_error *err, int status, const char *what, const char *path,
-                     const char *why)
-{
-	char *q = shell_quote(path);
-	gb_fail(err, status, "%s %s: %s", what, q, why);
-	free(q);
-	return -1;
-}
-
 static int find_podman(struct app *a, struct gb_error *err)
 {
 	const char *name = nonempty_env("GEMINI_BOX_PODMAN");
@@ -126,7 +116,7 @@ static int resolve_home(struct app *a, struct gb_error *err)
 		return gb_fail(err, EXIT_BOX_NODIR, "cannot tell your home directory; set HOME");
 	a->home = realpath(home, NULL);
 	if (!a->home)
-		return fail_path(err, EXIT_BOX_NODIR, "home directory", home, strerror(errno));
+		return gb_fail_path(err, EXIT_BOX_NODIR, "home directory", home, strerror(errno));
 	return 0;
 }
 
@@ -147,18 +137,18 @@ static int resolve_dirs(struct app *a, struct gb_error *err)
 	if (a->o->dir) {
 		a->dir = realpath(a->o->dir, NULL);
 		if (!a->dir)
-			return fail_path(err, EXIT_BOX_NODIR, "--box-dir", a->o->dir,
-			                 "no such directory; give an existing directory");
+			return gb_fail_path(err, EXIT_BOX_NODIR, "--box-dir", a->o->dir,
+			                    "no such directory; give an existing directory");
 	} else {
 		a->dir = box_dir_find(a->cwd, a->home);
 	}
 	struct stat st;
 	if (stat(a->dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		return fail_path(err, EXIT_BOX_NODIR, "box directory", a->dir,
-		                 "not a directory; give a directory with --box-dir");
+		return gb_fail_path(err, EXIT_BOX_NODIR, "box directory", a->dir,
+		                    "not a directory; give a directory with --box-dir");
 	if (access(a->dir, R_OK | X_OK) < 0)
-		return fail_path(err, EXIT_BOX_NODIR, "box directory", a->dir,
-		                 "not readable; check its permissions");
+		return gb_fail_path(err, EXIT_BOX_NODIR, "box directory", a->dir,
+		                    "not readable; check its permissions");
 	box_name(a->dir, a->name);
 	return 0;
 }
@@ -169,7 +159,7 @@ static int resolve_gemini_home(struct app *a, bool create, struct gb_error *err)
 	char *path = xasprintf("%s/.gemini", a->home);
 	if (create && mkdir(path, 0700) < 0 && errno != EEXIST) {
 		int e = errno;
-		fail_path(err, EXIT_BOX_NODIR, "cannot create", path, strerror(e));
+		gb_fail_path(err, EXIT_BOX_NODIR, "cannot create", path, strerror(e));
 		free(path);
 		return -1;
 	}
@@ -180,9 +170,9 @@ static int resolve_gemini_home(struct app *a, bool create, struct gb_error *err)
 			return 0;
 		}
 		int e = errno;
-		fail_path(err, EXIT_BOX_NODIR, "cannot use", path,
-		          e == ENOENT ? "a dangling link; remove it or point it at a directory"
-		                      : strerror(e));
+		gb_fail_path(err, EXIT_BOX_NODIR, "cannot use", path,
+		             e == ENOENT ? "a dangling link; remove it or point it at a directory"
+		                         : strerror(e));
 		free(path);
 		return -1;
 	}
@@ -198,13 +188,13 @@ static int read_settings_file(const char *path, char **text, struct gb_error *er
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
-		return fail_path(err, EXIT_BOX_CONFIG, "cannot read", path, strerror(errno));
+		return gb_fail_path(err, EXIT_BOX_CONFIG, "cannot read", path, strerror(errno));
 	}
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SETTINGS_MAX_BYTES) {
 		close(fd);
-		return fail_path(err, EXIT_BOX_CONFIG, "settings file", path,
-		                 "not a regular file of at most 1 MiB");
+		return gb_fail_path(err, EXIT_BOX_CONFIG, "settings file", path,
+		                    "not a regular file of at most 1 MiB");
 	}
 	char *buf = xmalloc((size_t)st.st_size + 1);
 	size_t n = 0;
@@ -215,8 +205,8 @@ static int read_settings_file(const char *path, char **text, struct gb_error *er
 	buf[n] = '\0';
 	if (strlen(buf) != n) {
 		free(buf);
-		return fail_path(err, EXIT_BOX_CONFIG, "settings file", path,
-		                 "holds a NUL byte; it must be JSON text");
+		return gb_fail_path(err, EXIT_BOX_CONFIG, "settings file", path,
+		                    "holds a NUL byte; it must be JSON text");
 	}
 	*text = buf;
 	return 0;
@@ -345,19 +335,20 @@ static int prepare_env(struct app *a, struct gb_error *err)
 		strv_push(&a->env_names, "REMOTE_CONTAINERS");
 	}
 	env_forward_names(environ, &a->env_names);
-	/* Sorted, once each: forward_env and env may name what envsel chose too;
-	 * without "ide", no IDE variable (the auth token above all) goes in. */
-	struct strv unique = STRV_INIT;
-	struct strv all = a->env_names;
-	for (size_t i = 0; i < all.n; i++) {
-		bool seen = false;
-		for (size_t k = 0; k < unique.n && !seen; k++)
-			seen = strcmp(unique.v[k], all.v[i]) == 0;
-		if (!seen && (s->ide.value || strncmp(all.v[i], "GEMINI_CLI_IDE_", 15) != 0))
-			strv_push(&unique, all.v[i]);
+	/* Once each: forward_env and env may name what envsel chose too. */
+	strv_sort_unique(&a->env_names, 0);
+	/* Without "ide", no IDE variable (the auth token above all) goes in. */
+	if (!s->ide.value) {
+		size_t out = 0;
+		for (size_t i = 0; i < a->env_names.n; i++) {
+			if (strncmp(a->env_names.v[i], "GEMINI_CLI_IDE_", 15) == 0)
+				free(a->env_names.v[i]);
+			else
+				a->env_names.v[out++] = a->env_names.v[i];
+		}
+		a->env_names.n = out;
+		a->env_names.v[out] = NULL;
 	}
-	strv_clear(&a->env_names);
-	a->env_names = unique;
 	/* A value podman would change is refused rather than passed on changed. */
 	for (size_t i = 0; i < a->env_names.n; i++) {
 		const char *value = getenv(a->env_names.v[i]);
@@ -607,8 +598,8 @@ static int prepare_create(struct app *a, struct gb_error *err)
 		mkdir(parent, 0700);
 		free(parent);
 		if (mkdir(a->ide_dir, 0700) < 0 && errno != EEXIST)
-			return fail_path(err, EXIT_BOX_INTERNAL, "cannot create", a->ide_dir,
-			                 strerror(errno));
+			return gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot create", a->ide_dir,
+			                    strerror(errno));
 	}
 	free(a->state);
 	return state_dir(a->name, true, &a->state, err);

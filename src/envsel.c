@@ -50,11 +50,6 @@ bool env_name_forwarded(const char *name)
 	return false;
 }
 
-static int compare_strings(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void env_forward_names(char *const *envp, struct strv *names)
 {
 	size_t first = names->n;
@@ -69,19 +64,8 @@ void env_forward_names(char *const *envp, struct strv *names)
 			strv_push(names, name);
 		free(name);
 	}
-	if (names->n == first)
-		return;
-	qsort(names->v + first, names->n - first, sizeof(char *), compare_strings);
 	/* environ may hold a name twice; podman needs it once. */
-	size_t out = first + 1;
-	for (size_t i = first + 1; i < names->n; i++) {
-		if (strcmp(names->v[i], names->v[out - 1]) == 0)
-			free(names->v[i]);
-		else
-			names->v[out++] = names->v[i];
-	}
-	names->n = out;
-	names->v[out] = NULL;
+	strv_sort_unique(names, first);
 }
 
 bool env_is_true(char *const *envp, const char *name)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "quote.h"
 #include "strv.h"
 
 int gb_fail(struct gb_error *err, int status, const char *fmt, ...)
@@ -19,6 +20,15 @@ int gb_fail(struct gb_error *err, int status, const char *fmt, ...)
 	free(err->msg);
 	err->msg = msg;
 	err->status = status;
+	return -1;
+}
+
+int gb_fail_path(struct gb_error *err, int status, const char *what, const char *path,
+                 const char *why)
+{
+	char *q = shell_quote(path);
+	gb_fail(err, status, "%s %s: %s", what, q, why);
+	free(q);
 	return -1;
 }
 

@@ -114,3 +114,24 @@ char *strv_join(const struct strv *sv, const char *sep)
 	*o = '\0';
 	return out;
 }
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strv_sort_unique(struct strv *sv, size_t from)
+{
+	if (sv->n <= from + 1)
+		return;
+	qsort(sv->v + from, sv->n - from, sizeof(char *), compare_strings);
+	size_t out = from + 1;
+	for (size_t i = from + 1; i < sv->n; i++) {
+		if (strcmp(sv->v[i], sv->v[out - 1]) == 0)
+			free(sv->v[i]);
+		else
+			sv->v[out++] = sv->v[i];
+	}
+	sv->n = out;
+	sv->v[out] = NULL;
+}

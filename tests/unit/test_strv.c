@@ -51,11 +51,32 @@ static void test_join(void **state)
 	strv_clear(&sv);
 }
 
+static void test_sort_unique(void **state)
+{
+	(void)state;
+	struct strv sv = STRV_INIT;
+	const char *words[] = { "keep", "TERM", "LANG", "TERM", "A", "LANG", "TERM" };
+	for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++)
+		strv_push(&sv, words[i]);
+	strv_sort_unique(&sv, 1); /* "keep" stays where it is */
+	assert_int_equal(sv.n, 4);
+	assert_string_equal(sv.v[0], "keep");
+	assert_string_equal(sv.v[1], "A");
+	assert_string_equal(sv.v[2], "LANG");
+	assert_string_equal(sv.v[3], "TERM");
+	assert_null(sv.v[4]);
+	strv_sort_unique(&sv, 4); /* nothing to sort */
+	strv_sort_unique(&sv, 9);
+	assert_int_equal(sv.n, 4);
+	strv_clear(&sv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_push_keeps_null_termination),
 		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_sort_unique),
 	};
 	return cmocka_run_group_tests_name("strv", tests, NULL, NULL);
 }
