@@ -24,6 +24,7 @@ enum box_command {
 	CMD_SHELL,
 	CMD_BUILD,
 	CMD_DOCTOR,
+	CMD_TRUST,
 };
 
 struct box_options {

@@ -3,6 +3,7 @@
 #define GEMINI_BOX_BOXID_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "hash.h"
@@ -26,8 +27,9 @@
 
 /* The box directory for the canonical working directory cwd: the nearest
  * ancestor (cwd included) holding a .git entry, unless that is home or "/",
- * else cwd itself. home may be NULL. Returns a malloc'd path. */
-char *box_dir_find(const char *cwd, const char *home);
+ * else cwd itself. The search stops at the first directory that uid does not
+ * own. home may be NULL. Returns a malloc'd path. */
+char *box_dir_find(const char *cwd, const char *home, uid_t uid);
 
 /* The directory's basename reduced to [a-zA-Z0-9_.-] (each run of other bytes
  * becomes one '-', '-' and '.' trimmed at the ends) and cut to max bytes.

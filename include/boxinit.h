@@ -3,8 +3,8 @@
  * Every box runs gemini-box-init as its main process, from a content-named
  * copy in the user's data directory (so upgrading or moving gemini-box never
  * pulls the file from under an existing box). The init holds an exclusive
- * flock on <state dir>/lock, a per-user directory bind-mounted into the box;
- * beside it, <state dir>/box records the directory and settings digest the
+ * flock on <state dir>/lock, a file of a private per-user directory that the
+ * box sees read-only; beside it, host-only, <state dir>/box records the directory and settings digest the
  * box was made with. A run that finds the lock held and the record equal to
  * its own goes straight to podman exec, without asking podman anything. */
 #ifndef GEMINI_BOX_BOXINIT_H
@@ -14,9 +14,11 @@
 
 #include "error.h"
 
-/* Where the init and the state directory appear inside the box. */
+/* Where the init and its lock appear inside the box. The box sees nothing
+ * else of the state directory, and the lock only read-only: the record
+ * beside it is the host's alone. */
 #define BOX_INIT_PATH   "/run/gemini-box/init"
-#define BOX_STATE_PATH  "/run/gemini-box/state"
+#define BOX_LOCK_PATH   "/run/gemini-box/lock"
 #define BOX_LOCK_FILE   "lock"
 #define BOX_RECORD_FILE "box"
 
@@ -43,8 +45,13 @@ int init_install(const char *copy, struct gb_error *err);
  * could have made or can write is refused. */
 int state_dir(const char *name, bool create, char **dir, struct gb_error *err);
 
-/* Makes dir (mode 0700) if it is missing; for a box's recorded state dir. */
+/* Makes dir (mode 0700) and its lock file if they are missing, and checks
+ * that both are ours and private (never following a link). */
 int state_dir_ensure(const char *dir, struct gb_error *err);
+
+/* Whether dir, a state directory path read from a box's label, is where
+ * gemini-box keeps box name's state: <a private base of ours>/<name>. */
+bool state_dir_is_ours(const char *dir, const char *name);
 
 /* What a box made now records in its state directory: its directory,
  * settings digest and init. */

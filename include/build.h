@@ -14,4 +14,8 @@
  * name and every file's path, mode and content in the context>. */
 int build_tag(const char *containerfile, const char *base_image, char **tag, struct gb_error *err);
 
+/* The whole SHA-256 of the containerfile and its build context (paths, modes,
+ * contents), as a user's approval pins it. */
+int build_context_digest(const char *containerfile, char **digest, struct gb_error *err);
+
 #endif

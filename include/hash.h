@@ -22,4 +22,8 @@ void hash_add_str(struct hash *h, const char *s);
 /* Writes the first HASH_ID_HEX hex digits of the digest and a NUL. */
 void hash_end_id(struct hash *h, char out[HASH_ID_HEX + 1]);
 
+/* The whole digest, for what must resist a forged second input (approvals). */
+#define HASH_FULL_HEX 64
+void hash_end_full(struct hash *h, char out[HASH_FULL_HEX + 1]);
+
 #endif

@@ -19,6 +19,8 @@ struct box_info {
 	char *label_version;  /* gemini-box.version */
 	char *label_init;     /* gemini-box.init: the host path of the box's init */
 	char *label_state;    /* gemini-box.state: the host path of its state directory */
+	char **mount_sources; /* every mount's host source, as podman recorded it */
+	size_t n_mounts;
 };
 
 /* Parses `podman container inspect` output. An empty array means the box is

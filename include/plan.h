@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "protect.h"
 #include "settings.h"
 #include "strv.h"
 
@@ -29,19 +30,27 @@ struct box_spec {
 	const struct settings *settings;
 	const char *settings_digest; /* recorded in a label, to see drift */
 	const char *init;            /* host path of the box's init (gemini-box-init) */
-	const char *state_dir;       /* host path of the box's state directory (with init) */
+	const char *state_dir;       /* host path of the box's state directory (labelled) */
 	const char *ide_dir;         /* the IDE companion's port-file directory to share, or NULL */
-	/* the exec session's tag, passed by name from the environment, or NULL */
-	const char *session;
-	bool rootless; /* keep-id only works rootless */
+	const struct protection *protect; /* read-only and pinned paths of the project */
+	bool rootless;                    /* keep-id only works rootless */
 	bool tty;
 	char *const *env_names; /* forwarded by name only */
 	size_t n_env;
+	const char *env_file; /* the run's env file (values), or NULL */
 	char *const *gemini_args;
 	size_t n_args;
 };
 
 enum step_kind {
+	/* on the host, before podman (run by gemini-box itself; printed as the
+	 * shell command that does the same) */
+	STEP_MKDIR,       /* path: a private directory (mode 0700) */
+	STEP_STATE,       /* path: the box's state directory and its lock */
+	STEP_INSTALL,     /* path: the init copy, installed from text (its source) */
+	STEP_WRITE_ENV,   /* path: the run's env file, text its content (mode 0600) */
+	STEP_REMOVE_FILE, /* path: removed after the session */
+	/* podman */
 	STEP_BUILD,
 	STEP_PULL,
 	STEP_CREATE,
@@ -49,12 +58,14 @@ enum step_kind {
 	STEP_UNPAUSE,
 	STEP_STOP,
 	STEP_REMOVE,
-	STEP_EXEC, /* replaces gemini-box; always last */
+	STEP_EXEC, /* the session: gemini-box waits for it, relaying signals */
 };
 
 struct step {
 	enum step_kind kind;
-	struct strv argv;
+	struct strv argv; /* podman's argv; for a host step, the shell command printed */
+	char *path;       /* a host step's path */
+	char *text;       /* STEP_WRITE_ENV: the content; STEP_INSTALL: the source */
 };
 
 struct plan {
@@ -69,6 +80,8 @@ struct plan {
 
 /* Appends a step and returns its (empty) argv to fill. */
 struct strv *plan_add(struct plan *plan, enum step_kind kind);
+/* Appends a host step on path (text may be NULL) with its printed form. */
+void plan_add_host(struct plan *plan, enum step_kind kind, const char *path, const char *text);
 void plan_clear(struct plan *plan);
 /* Writes each step as one shell-quoted line. */
 void plan_print(const struct plan *plan, FILE *out);
@@ -95,6 +108,11 @@ void podman_build_argv(const char *podman, const char *containerfile, const char
  * wherever podman runs the runtime for a box. */
 void podman_verb_argv(const char *podman, const struct settings *st, enum step_kind kind,
                       const char *name, struct strv *argv);
+
+/* What of ~/.gemini a box writes through to the host (chats, checkpoints,
+ * shell history); everything else there it sees through an overlay. */
+#define GEMINI_SHARED_N 2
+extern const char *const gemini_shared[GEMINI_SHARED_N];
 
 /* Whether the settings' runtime is gVisor's runsc. */
 bool runtime_is_runsc(const struct settings *st);

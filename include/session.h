@@ -22,10 +22,11 @@ int session_token(char out[SESSION_TOKEN_SIZE], struct gb_error *err);
 void session_kill_argv(const char *podman, const char *box, const char *signal_name,
                        const char *token, struct strv *argv);
 
-/* Runs argv (the podman exec of the session) to its end, relaying signals.
- * Returns the status to exit with: the session's own, or 128 + signal. Only
- * returns -1 (err set) when the session could not be started. */
-int session_run(char *const argv[], const char *podman, const char *box, const char *token,
-                struct gb_error *err);
+/* Runs argv (the podman exec of the session) with environment env to its
+ * end, relaying the signals the caller does not ignore. Returns the status to
+ * exit with: the session's own, or 128 + signal. Returns -1 (err set) when
+ * the session could not be started or waited for. */
+int session_run(char *const argv[], char *const env[], const char *podman, const char *box,
+                const char *token, struct gb_error *err);
 
 #endif

@@ -68,6 +68,7 @@ struct settings {
 	struct env_setting *env;
 	size_t n_env;
 	struct item_list forward_env, ports, podman_args;
+	struct item_list protected_paths; /* project-relative, kept read-only in the box */
 	struct strv trusted; /* project directories the user file trusts */
 };
 
@@ -78,7 +79,12 @@ struct settings_source {
 	const char *home;      /* for "~" in paths */
 	const char *box_dir;   /* a project file's mounts must stay inside it */
 	bool trusted;          /* a project file the user trusts reads like the user's own */
+	/* when an approval (--box-trust) exists but no longer matches: what changed */
+	const char *approval_change;
 };
+
+/* What is wrong with an image name, or NULL when it is fine. */
+const char *image_name_problem(const char *name);
 
 void settings_init(struct settings *s);
 void settings_clear(struct settings *s);
@@ -108,7 +114,7 @@ char *settings_to_json(const struct settings *s);
  * (12 hex digits of SHA-256 each), for the box's settings label, with the
  * id of the box's init as the key "init". Run-time values (env,
  * forward_env) are not part of it: they apply at every run. */
-char *settings_creation_digest(const struct settings *s, const char *init);
+char *settings_creation_digest(const struct settings *s, const char *init, bool ide_shared);
 
 /* idle_stop_minutes in whole seconds (0: never). */
 long settings_idle_seconds(const struct settings *s);

@@ -210,6 +210,7 @@ static const struct {
 	{ "--box-shell", OPT_COMMAND, CMD_SHELL },
 	{ "--box-build", OPT_COMMAND, CMD_BUILD },
 	{ "--box-doctor", OPT_COMMAND, CMD_DOCTOR },
+	{ "--box-trust", OPT_COMMAND, CMD_TRUST },
 	{ "--box-dry-run", OPT_MODIFIER, CMD_RUN },
 	{ "--box-json", OPT_MODIFIER, CMD_RUN },
 	{ "--box-yes", OPT_MODIFIER, CMD_RUN },
@@ -288,9 +289,10 @@ static int check_combination(const struct box_options *o, struct gb_error *err)
 	if (o->json && c != CMD_LIST && c != CMD_CONFIG && c != CMD_STATUS)
 		return gb_fail(err, EXIT_BOX_USAGE,
 		               "--box-json goes with --box-list, --box-status or --box-config");
-	if (o->yes && c != CMD_RM && c != CMD_RECREATE && c != CMD_PRUNE)
+	if (o->yes && c != CMD_RM && c != CMD_RECREATE && c != CMD_PRUNE && c != CMD_TRUST)
 		return gb_fail(err, EXIT_BOX_USAGE,
-		               "--box-yes goes with --box-rm, --box-recreate or --box-prune");
+		               "--box-yes goes with --box-rm, --box-recreate, --box-prune or "
+		               "--box-trust");
 	if (o->root && c != CMD_SHELL)
 		return gb_fail(err, EXIT_BOX_USAGE, "--box-root goes with --box-shell");
 	if (c != CMD_RUN && c != CMD_HELP && c != CMD_VERSION && o->gemini_args.n > 0) {

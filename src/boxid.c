@@ -19,10 +19,20 @@ static bool has_git_entry(const char *dir)
 	return found;
 }
 
-char *box_dir_find(const char *cwd, const char *home)
+static bool owned_by(const char *dir, uid_t uid)
+{
+	struct stat st;
+	return lstat(dir, &st) == 0 && st.st_uid == uid;
+}
+
+char *box_dir_find(const char *cwd, const char *home, uid_t uid)
 {
 	char *dir = xstrdup(cwd);
 	for (;;) {
+		/* Another user's directory (say /tmp holding a planted .git) is
+		 * never adopted, nor anything above it: git's CVE-2022-24765. */
+		if (!owned_by(dir, uid))
+			break;
 		if (has_git_entry(dir)) {
 			/* A dotfiles repository at home or a repository at / would put
 			 * every project into one box with everything mounted. */

@@ -156,33 +156,40 @@ int init_install(const char *installed, struct gb_error *err)
 	return rc;
 }
 
-/* A directory only we own and only we can write: nobody else can plant a
- * lock or a record in it. */
+/* A directory only we own and only we can write, and not a symlink: nobody
+ * else can plant a lock, a record or a link to follow in it. */
 static bool private_dir(const char *path)
 {
 	struct stat st;
 	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-	       (st.st_mode & 022) == 0;
+	       (st.st_mode & 077) == 0;
+}
+
+/* The two places a state directory can be: under XDG_RUNTIME_DIR when that is
+ * a private directory of ours, else under /tmp. */
+static char *state_base(void)
+{
+	const char *runtime = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	if (runtime && *runtime == '/' && lstat(runtime, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == geteuid() && (st.st_mode & 022) == 0)
+		return xasprintf("%s/gemini-box", runtime);
+	return xasprintf("/tmp/gemini-box-%ld", (long)geteuid());
 }
 
 int state_dir(const char *name, bool create, char **out, struct gb_error *err)
 {
 	*out = NULL;
-	const char *runtime = getenv("XDG_RUNTIME_DIR");
-	char *base;
-	if (runtime && *runtime == '/' && private_dir(runtime)) {
-		char *parent = xasprintf("%s/gemini-box", runtime);
-		base = parent;
-	} else {
-		base = xasprintf("/tmp/gemini-box-%ld", (long)geteuid());
-	}
+	char *base = state_base();
 	if (create && mkdir(base, 0700) < 0 && errno != EEXIST) {
 		gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot create", base, strerror(errno));
 		free(base);
 		return -1;
 	}
 	if (!private_dir(base)) {
-		if (!create) { /* nothing there yet: no box can be running with it */
+		struct stat st;
+		if (!create && lstat(base, &st) < 0 && errno == ENOENT) {
+			/* nothing there yet: no box can be running with it */
 			*out = xasprintf("%s/%s", base, name);
 			free(base);
 			return 0;
@@ -190,7 +197,7 @@ int state_dir(const char *name, bool create, char **out, struct gb_error *err)
 		char *q = shell_quote(base);
 		gb_fail(err, EXIT_BOX_INTERNAL,
 		        "%s is not a private directory of yours (another user may own or write "
-		        "it); remove it or set XDG_RUNTIME_DIR",
+		        "it, or it is a symlink); remove it or set XDG_RUNTIME_DIR",
 		        q);
 		free(q);
 		free(base);
@@ -206,12 +213,57 @@ int state_dir(const char *name, bool create, char **out, struct gb_error *err)
 	return 0;
 }
 
+bool state_dir_is_ours(const char *dir, const char *name)
+{
+	const char *slash = strrchr(dir, '/');
+	if (!slash || strcmp(slash + 1, name) != 0)
+		return false;
+	char *base = xstrndup(dir, (size_t)(slash - dir));
+	char *expected = state_base();
+	char *fallback = xasprintf("/tmp/gemini-box-%ld", (long)geteuid());
+	bool ok = (strcmp(base, expected) == 0 || strcmp(base, fallback) == 0) &&
+	          private_dir(base);
+	free(fallback);
+	free(expected);
+	free(base);
+	return ok;
+}
+
+/* Opens a file of the state directory without following a link or blocking
+ * on a FIFO, and only when it is a regular file of ours. */
+static int open_state_file(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
 int state_dir_ensure(const char *dir, struct gb_error *err)
 {
-	if (mkdir(dir, 0700) == 0 || errno == EEXIST)
-		return 0;
-	return gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot create the box's state directory", dir,
-	                    strerror(errno));
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return gb_fail_path(err, EXIT_BOX_INTERNAL,
+		                    "cannot create the box's state directory", dir, strerror(errno));
+	if (!private_dir(dir))
+		return gb_fail_path(err, EXIT_BOX_INTERNAL, "the box's state directory", dir,
+		                    "is not a private directory of yours; remove it");
+	/* The lock exists before the box does: the box mounts it read-only. */
+	char *lock = xasprintf("%s/" BOX_LOCK_FILE, dir);
+	int fd = open_state_file(lock, O_RDONLY | O_CREAT);
+	int rc = 0;
+	if (fd < 0)
+		rc = gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot create the box's lock", lock,
+		                  strerror(errno));
+	else
+		close(fd);
+	free(lock);
+	return rc;
 }
 
 char *state_record(const char *box_dir, const char *digest, const char *init)
@@ -224,7 +276,8 @@ int state_record_write(const char *state, const char *record, const char *id, st
 	char *path = xasprintf("%s/" BOX_RECORD_FILE, state);
 	char *tmp = xasprintf("%s.%ld.tmp", path, (long)getpid());
 	char *text = xasprintf("%sid=%s\n", record, id);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	size_t len = strlen(text);
 	int rc = fd >= 0 && write(fd, text, len) == (ssize_t)len ? 0 : -1;
 	if (fd >= 0 && close(fd) < 0)
@@ -246,7 +299,7 @@ int state_record_write(const char *state, const char *record, const char *id, st
 static char *recorded_id(const char *state, const char *record)
 {
 	char *path = xasprintf("%s/" BOX_RECORD_FILE, state);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open_state_file(path, O_RDONLY);
 	free(path);
 	if (fd < 0)
 		return NULL;
@@ -271,11 +324,11 @@ static char *recorded_id(const char *state, const char *record)
 
 enum state_answer state_lookup(const char *state, const char *record, char **id)
 {
-	*id = recorded_id(state, record);
+	*id = state && private_dir(state) ? recorded_id(state, record) : NULL;
 	if (!*id)
 		return STATE_UNKNOWN;
 	char *lock = xasprintf("%s/" BOX_LOCK_FILE, state);
-	int fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open_state_file(lock, O_RDONLY);
 	free(lock);
 	/* Taking the lock means nobody holds it: the box's init is not running. */
 	bool held = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;

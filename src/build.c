@@ -106,7 +106,8 @@ static int hash_file(struct hash *h, const char *root, const char *rel, struct g
 	return rc;
 }
 
-int build_tag(const char *containerfile, const char *base_image, char **tag, struct gb_error *err)
+/* Hashes the containerfile's name and its context into h. */
+static int hash_context(struct hash *h, const char *containerfile, struct gb_error *err)
 {
 	char *root = xstrdup(containerfile);
 	char *slash = strrchr(root, '/');
@@ -114,20 +115,36 @@ int build_tag(const char *containerfile, const char *base_image, char **tag, str
 		*(slash == root ? slash + 1 : slash) = '\0';
 	struct strv paths = STRV_INIT;
 	int rc = collect(root, "", &paths, err);
+	if (rc == 0)
+		hash_add_str(h, containerfile + strlen(root));
+	for (size_t i = 0; i < paths.n && rc == 0; i++)
+		rc = hash_file(h, root, paths.v[i], err);
+	strv_clear(&paths);
+	free(root);
+	return rc;
+}
 
+int build_tag(const char *containerfile, const char *base_image, char **tag, struct gb_error *err)
+{
 	struct hash h;
 	hash_begin(&h);
-	if (rc == 0) {
-		hash_add_str(&h, base_image);
-		hash_add_str(&h, containerfile + strlen(root));
-		for (size_t i = 0; i < paths.n && rc == 0; i++)
-			rc = hash_file(&h, root, paths.v[i], err);
-	}
+	hash_add_str(&h, base_image);
+	int rc = hash_context(&h, containerfile, err);
 	char hex[HASH_ID_HEX + 1];
 	hash_end_id(&h, hex);
 	if (rc == 0)
 		*tag = xasprintf("%s:%s", BUILD_IMAGE_REPO, hex);
-	strv_clear(&paths);
-	free(root);
+	return rc;
+}
+
+int build_context_digest(const char *containerfile, char **digest, struct gb_error *err)
+{
+	struct hash h;
+	hash_begin(&h);
+	int rc = hash_context(&h, containerfile, err);
+	char hex[HASH_FULL_HEX + 1];
+	hash_end_full(&h, hex);
+	if (rc == 0)
+		*digest = xstrdup(hex);
 	return rc;
 }

@@ -20,11 +20,15 @@
 #include "inspect.h"
 #include "plan.h"
 #include "podman.h"
+#include "protect.h"
 #include "quote.h"
 #include "report.h"
+#include "runenv.h"
 #include "session.h"
 #include "settings.h"
+#include "spawn.h"
 #include "strv.h"
+#include "trust.h"
 
 /* Runs racing to create one box: each lost race costs one more inspect. */
 #define CREATE_ATTEMPTS       3
@@ -38,19 +42,26 @@ extern char **environ;
 /* What one invocation observed about the caller, before any podman call. */
 struct app {
 	const struct box_options *o;
+	char *const *envp; /* the caller's environment: read, never changed */
 	char *podman;
 	char *cwd;
 	char *home;
+	char *data_home;
 	char *dir; /* the box directory; NULL for commands about every box */
 	char *gemini_home;
 	char name[BOX_NAME_SIZE];
 	char *user_file;
 	char *project_file;
+	char *project_text;   /* the project file's text, NULL when it has none */
+	char *approval;       /* the approval record that applies now, or NULL */
+	char *approval_file;  /* where --box-trust keeps it */
+	char *approval_change; /* what changed since an approval that no longer applies */
 	struct settings settings;
 	char *image; /* what the box is created from: the built tag or the setting */
 	bool build_needed;
 	char *digest;
-	struct strv env_names;
+	struct run_env env;
+	struct protection protect;
 	char *init_copy; /* this gemini-box's init, as boxes mount it */
 	char *state;     /* this box's state directory (liveness lock, record) */
 	char *record;    /* what the state directory records of a box made now */
@@ -58,6 +69,7 @@ struct app {
 	char *box_init;  /* the inspected box's own init and state directory */
 	char *box_state;
 	char session[SESSION_TOKEN_SIZE]; /* empty until a session is planned */
+	char *env_file;                   /* the session's env file */
 	int exit_status;                  /* the session's, once it ran */
 };
 
@@ -66,10 +78,15 @@ static void app_clear(struct app *a)
 	free(a->podman);
 	free(a->cwd);
 	free(a->home);
+	free(a->data_home);
 	free(a->dir);
 	free(a->gemini_home);
 	free(a->user_file);
 	free(a->project_file);
+	free(a->project_text);
+	free(a->approval);
+	free(a->approval_file);
+	free(a->approval_change);
 	settings_clear(&a->settings);
 	free(a->image);
 	free(a->digest);
@@ -79,21 +96,26 @@ static void app_clear(struct app *a)
 	free(a->record);
 	free(a->box_init);
 	free(a->box_state);
-	strv_clear(&a->env_names);
+	free(a->env_file);
+	run_env_clear(&a->env);
+	protection_clear(&a->protect);
 }
 
-static const char *nonempty_env(const char *name)
+static const char *nonempty_env(const struct app *a, const char *name)
 {
-	const char *v = getenv(name);
-	return v && *v ? v : NULL;
+	size_t n = strlen(name);
+	for (char *const *e = a->envp; e && *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return (*e)[n + 1] ? *e + n + 1 : NULL;
+	return NULL;
 }
 
 static int find_podman(struct app *a, struct gb_error *err)
 {
-	const char *name = nonempty_env("GEMINI_BOX_PODMAN");
+	const char *name = nonempty_env(a, "GEMINI_BOX_PODMAN");
 	if (!name)
 		name = "podman";
-	a->podman = find_executable(name, getenv("PATH"));
+	a->podman = find_executable(name, nonempty_env(a, "PATH"));
 	if (a->podman)
 		return 0;
 	char *q = shell_quote(name);
@@ -107,7 +129,7 @@ static int find_podman(struct app *a, struct gb_error *err)
 
 static int resolve_home(struct app *a, struct gb_error *err)
 {
-	const char *home = nonempty_env("HOME");
+	const char *home = nonempty_env(a, "HOME");
 	if (!home) {
 		struct passwd *pw = getpwuid(getuid());
 		home = pw ? pw->pw_dir : NULL;
@@ -117,6 +139,8 @@ static int resolve_home(struct app *a, struct gb_error *err)
 	a->home = realpath(home, NULL);
 	if (!a->home)
 		return gb_fail_path(err, EXIT_BOX_NODIR, "home directory", home, strerror(errno));
+	const char *xdg = nonempty_env(a, "XDG_DATA_HOME");
+	a->data_home = xdg ? xstrdup(xdg) : xasprintf("%s/.local/share", a->home);
 	return 0;
 }
 
@@ -140,7 +164,7 @@ static int resolve_dirs(struct app *a, struct gb_error *err)
 			return gb_fail_path(err, EXIT_BOX_NODIR, "--box-dir", a->o->dir,
 			                    "no such directory; give an existing directory");
 	} else {
-		a->dir = box_dir_find(a->cwd, a->home);
+		a->dir = box_dir_find(a->cwd, a->home, geteuid());
 	}
 	struct stat st;
 	if (stat(a->dir, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -149,11 +173,23 @@ static int resolve_dirs(struct app *a, struct gb_error *err)
 	if (access(a->dir, R_OK | X_OK) < 0)
 		return gb_fail_path(err, EXIT_BOX_NODIR, "box directory", a->dir,
 		                    "not readable; check its permissions");
+	/* The project is mounted read-write: home (with ~/.ssh) or anything
+	 * holding it never is. */
+	if (path_is_within(a->home, a->dir))
+		return gb_fail_path(err, EXIT_BOX_NODIR, "will not mount", a->dir,
+		                    strcmp(a->dir, a->home) == 0
+		                            ? "it is your home directory (with ~/.ssh and your "
+		                              "settings); cd into a project, or give one with "
+		                              "--box-dir"
+		                            : "it holds your home directory (with ~/.ssh and your "
+		                              "settings); cd into a project, or give one with "
+		                              "--box-dir");
 	box_name(a->dir, a->name);
 	return 0;
 }
 
-/* ~/.gemini holds gemini's settings and credentials; the box shares them. */
+/* ~/.gemini holds gemini's settings and credentials; the box sees it through
+ * an overlay, with tmp/ and history/ shared (plan.h). */
 static int resolve_gemini_home(struct app *a, bool create, struct gb_error *err)
 {
 	char *path = xasprintf("%s/.gemini", a->home);
@@ -177,6 +213,46 @@ static int resolve_gemini_home(struct app *a, bool create, struct gb_error *err)
 		return -1;
 	}
 	free(path);
+	/* podman's overlay volume is "SOURCE:TARGET:O": a colon would split it. */
+	if (strchr(a->gemini_home, ':'))
+		return gb_fail_path(err, EXIT_BOX_NODIR, "cannot share", a->gemini_home,
+		                    "podman cannot overlay a path holding ':'; move ~/.gemini "
+		                    "(or your home) to a path without one");
+	return 0;
+}
+
+/* A file or directory of the project that gemini-box reads as settings must
+ * be the user's: not another user's, not writable by others, and not a link
+ * out of the project. Returns 0 when absent or fine. */
+static int check_project_path(const struct app *a, const char *path, struct gb_error *err)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR
+		               ? 0
+		               : gb_fail_path(err, EXIT_BOX_CONFIG, "cannot read", path,
+		                              strerror(errno));
+	char *real = realpath(path, NULL);
+	if (!real || !path_is_within(real, a->dir)) {
+		free(real);
+		return gb_fail_path(err, EXIT_BOX_CONFIG, "refusing", path,
+		                    "it resolves outside the project; make it a plain file of "
+		                    "the project");
+	}
+	free(real);
+	if (stat(path, &st) < 0)
+		return gb_fail_path(err, EXIT_BOX_CONFIG, "cannot read", path, strerror(errno));
+	if (st.st_uid != geteuid()) {
+		char *why = xasprintf("it belongs to another user (uid %ld), who could choose what "
+		                      "runs with your keys; remove it, or chown it if it is yours",
+		                      (long)st.st_uid);
+		gb_fail_path(err, EXIT_BOX_CONFIG, "refusing", path, why);
+		free(why);
+		return -1;
+	}
+	if ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != getegid()))
+		return gb_fail_path(err, EXIT_BOX_CONFIG, "refusing", path,
+		                    "other users can write it; chmod go-w it");
 	return 0;
 }
 
@@ -184,7 +260,7 @@ static int resolve_gemini_home(struct app *a, bool create, struct gb_error *err)
 static int read_settings_file(const char *path, char **text, struct gb_error *err)
 {
 	*text = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
@@ -198,10 +274,20 @@ static int read_settings_file(const char *path, char **text, struct gb_error *er
 	}
 	char *buf = xmalloc((size_t)st.st_size + 1);
 	size_t n = 0;
-	ssize_t r;
-	while (n < (size_t)st.st_size && (r = read(fd, buf + n, (size_t)st.st_size - n)) > 0)
+	ssize_t r = 0;
+	while (n < (size_t)st.st_size && (r = read(fd, buf + n, (size_t)st.st_size - n)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
 		n += (size_t)r;
+	}
+	int e = errno;
 	close(fd);
+	if (r < 0) {
+		free(buf);
+		return gb_fail_path(err, EXIT_BOX_CONFIG, "cannot read", path, strerror(e));
+	}
 	buf[n] = '\0';
 	if (strlen(buf) != n) {
 		free(buf);
@@ -212,11 +298,9 @@ static int read_settings_file(const char *path, char **text, struct gb_error *er
 	return 0;
 }
 
-static int merge_file(struct app *a, const char *path, enum origin_kind kind, struct gb_error *err)
+static int merge_text(struct app *a, const char *path, const char *text, enum origin_kind kind,
+                      bool trusted, struct gb_error *err)
 {
-	char *text;
-	if (read_settings_file(path, &text, err) < 0)
-		return -1;
 	if (!text)
 		return 0;
 	struct settings_source src = {
@@ -224,43 +308,193 @@ static int merge_file(struct app *a, const char *path, enum origin_kind kind, st
 		.kind = kind,
 		.home = a->home,
 		.box_dir = a->dir,
-		.trusted = kind == ORIGIN_PROJECT && settings_trusts(&a->settings, a->dir),
+		.trusted = trusted,
+		.approval_change = a->approval_change,
 	};
-	int rc = settings_merge_json(&a->settings, text, &src, err);
-	free(text);
+	return settings_merge_json(&a->settings, text, &src, err);
+}
+
+/* The project's own containerfile, by gemini-cli's convention, unless the
+ * settings name one. */
+static int find_conventional_containerfile(struct app *a, struct gb_error *err)
+{
+	if (a->settings.containerfile.value || !a->dir)
+		return 0;
+	char *conv = xasprintf("%s/%s", a->dir, PROJECT_CONTAINERFILE);
+	struct stat st;
+	int rc = 0;
+	if (lstat(conv, &st) == 0) {
+		rc = check_project_path(a, conv, err);
+		if (rc == 0 && stat(conv, &st) == 0 && S_ISREG(st.st_mode)) {
+			struct origin o = { ORIGIN_PROJECT, PROJECT_CONTAINERFILE };
+			a->settings.containerfile.value = realpath(conv, NULL);
+			a->settings.containerfile.origin = o;
+		}
+	}
+	free(conv);
+	return rc;
+}
+
+/* What an approval of the project as it is now would record: the digests
+ * of its settings file and of its containerfile with the build context. */
+static int current_approval(const struct app *a, char **settings, char **containerfile,
+                            struct gb_error *err)
+{
+	*settings = a->project_text ? text_digest(a->project_text) : NULL;
+	*containerfile = NULL;
+	const struct str_setting *cf = &a->settings.containerfile;
+	if (cf->value && cf->origin.kind == ORIGIN_PROJECT &&
+	    build_context_digest(cf->value, containerfile, err) < 0) {
+		free(*settings);
+		*settings = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* One pass over the files: the user's, then the project's (trusted or not),
+ * the environment and the options. */
+static int merge_all(struct app *a, bool trusted, struct gb_error *err)
+{
+	settings_clear(&a->settings);
+	settings_init(&a->settings);
+	char *user_text;
+	if (read_settings_file(a->user_file, &user_text, err) < 0)
+		return -1;
+	int rc = merge_text(a, a->user_file, user_text, ORIGIN_USER, true, err);
+	free(user_text);
+	if (rc == 0)
+		rc = merge_text(a, a->project_file, a->project_text, ORIGIN_PROJECT,
+		                trusted || settings_trusts(&a->settings, a->dir), err);
+	if (rc == 0)
+		rc = settings_merge_env(&a->settings, (char *const *)a->envp, err);
+	if (rc == 0 && a->o->image) {
+		const char *why = image_name_problem(a->o->image);
+		if (why)
+			return gb_fail(err, EXIT_BOX_USAGE, "--box-image %s", why);
+		settings_set_option(&a->settings.image, a->o->image, "--box-image");
+	}
+	if (rc == 0)
+		rc = find_conventional_containerfile(a, err);
+	return rc;
+}
+
+/* Finds the settings files and reads the project's, which must be the
+ * user's own (check_project_path). */
+static int load_project(struct app *a, struct gb_error *err)
+{
+	settings_init(&a->settings);
+	const char *xdg = nonempty_env(a, "XDG_CONFIG_HOME");
+	a->user_file = xdg ? xasprintf("%s/gemini-box/config.json", xdg)
+	                   : xasprintf("%s/.config/gemini-box/config.json", a->home);
+	char *gemini_dir = xasprintf("%s/.gemini", a->dir);
+	a->project_file = xasprintf("%s/%s", a->dir, PROJECT_SETTINGS);
+	a->approval_file = approval_path(a->data_home, a->name);
+	int rc = check_project_path(a, gemini_dir, err);
+	free(gemini_dir);
+	if (rc == 0)
+		rc = check_project_path(a, a->project_file, err);
+	if (rc == 0)
+		rc = read_settings_file(a->project_file, &a->project_text, err);
 	return rc;
 }
 
 static int load_settings(struct app *a, struct gb_error *err)
 {
-	settings_init(&a->settings);
-	const char *xdg = nonempty_env("XDG_CONFIG_HOME");
-	a->user_file = xdg ? xasprintf("%s/gemini-box/config.json", xdg)
-	                   : xasprintf("%s/.config/gemini-box/config.json", a->home);
-	if (merge_file(a, a->user_file, ORIGIN_USER, err) < 0)
+
+	if (load_project(a, err) < 0)
 		return -1;
-	if (a->dir) {
-		a->project_file = xasprintf("%s/%s", a->dir, PROJECT_SETTINGS);
-		if (merge_file(a, a->project_file, ORIGIN_PROJECT, err) < 0)
+	int rc = 0;
+	/* An approval applies while it matches what the project holds now. */
+	char *approved = approval_read(a->approval_file);
+	bool trusted = approved != NULL;
+	if (merge_all(a, trusted, err) < 0) {
+		free(approved);
+		return -1;
+	}
+	if (approved) {
+		char *settings, *containerfile;
+		if (current_approval(a, &settings, &containerfile, err) < 0) {
+			free(approved);
+			return -1;
+		}
+		struct approval now = { a->dir, settings, containerfile };
+		a->approval_change = approval_difference(approved, &now);
+		if (a->approval_change)
+			rc = merge_all(a, false, err); /* read again, as any project's */
+		else
+			a->approval = approval_record(&now);
+		free(containerfile);
+		free(settings);
+		free(approved);
+		if (rc < 0)
 			return -1;
 	}
-	if (settings_merge_env(&a->settings, environ, err) < 0)
+	/* The conventional containerfile builds the program that gets the keys. */
+	const struct str_setting *cf = &a->settings.containerfile;
+	bool path_trusted = settings_trusts(&a->settings, a->dir);
+	if (cf->value && cf->origin.kind == ORIGIN_PROJECT && !a->approval && !path_trusted) {
+		char *q = shell_quote(cf->value);
+		if (a->approval_change)
+			gb_fail(err, EXIT_BOX_CONFIG,
+			        "%s builds the image that gets your keys, and %s changed since you "
+			        "approved it; review the change with gemini-box --box-trust",
+			        q, a->approval_change);
+		else
+			gb_fail(err, EXIT_BOX_CONFIG,
+			        "%s builds the image that gets your keys and ~/.gemini, so it needs "
+			        "your approval: review it with gemini-box --box-trust",
+			        q);
+		free(q);
 		return -1;
-	if (a->o->image)
-		settings_set_option(&a->settings.image, a->o->image, "--box-image");
-
-	/* gemini-cli's own convention for a project's image recipe. */
-	if (!a->settings.containerfile.value && a->dir) {
-		char *conv = xasprintf("%s/%s", a->dir, PROJECT_CONTAINERFILE);
-		struct stat st;
-		if (stat(conv, &st) == 0 && S_ISREG(st.st_mode)) {
-			struct origin o = { ORIGIN_PROJECT, PROJECT_CONTAINERFILE };
-			a->settings.containerfile.value = realpath(conv, NULL);
-			a->settings.containerfile.origin = o;
-		}
-		free(conv);
 	}
 	return 0;
+}
+
+/* Whether gemini in the box can reach an IDE companion on the host's loopback. */
+static bool host_ide(const struct app *a)
+{
+	return a->settings.ide.value && strcmp(a->settings.network.value, "host") == 0;
+}
+
+/* A directory of the IDE companion's that the box may see: ours alone, and
+ * not a link (another user may have made /tmp/gemini first). */
+static bool ide_dir_is_ours(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       (st.st_mode & 022) == 0;
+}
+
+/* The IDE port-file directory to share, when it is there and ours. gemini-box
+ * never makes it: the companion does, at its first start. */
+static void resolve_ide_dir(struct app *a, bool say)
+{
+	if (!host_ide(a))
+		return;
+	/* Where the companion writes its port files: os.tmpdir()/gemini/ide. */
+	const char *tmp = nonempty_env(a, "TMPDIR");
+	char *parent = xasprintf("%s/gemini", tmp ? tmp : "/tmp");
+	char *dir = xasprintf("%s/ide", parent);
+	struct stat st;
+	if (ide_dir_is_ours(parent) && ide_dir_is_ours(dir)) {
+		a->ide_dir = dir;
+		dir = NULL;
+	} else if (say) {
+		char *q = shell_quote(dir);
+		bool absent = lstat(dir, &st) < 0 && errno == ENOENT;
+		fprintf(stderr,
+		        "gemini-box: %s %s, so a new box does not share the IDE companion's port "
+		        "files; %s\n",
+		        q,
+		        absent ? "does not exist yet"
+		               : "is not a private directory of yours (another user's, or a link)",
+		        absent ? "start the IDE, then gemini-box --box-recreate"
+		               : "set TMPDIR to a directory of your own for the IDE and gemini-box");
+		free(q);
+	}
+	free(dir);
+	free(parent);
 }
 
 /* The image a box is created from: a build of the containerfile, else the setting. */
@@ -274,92 +508,39 @@ static int resolve_image(struct app *a, struct gb_error *err)
 	} else {
 		a->image = xstrdup(a->settings.image.value);
 	}
+	resolve_ide_dir(a, false);
 	/* The digest covers the image actually used, so a rebuilt image is drift. */
 	struct settings copy = a->settings;
 	struct str_setting image = { a->image, a->settings.image.origin };
 	copy.image = image;
-	a->digest = settings_creation_digest(&copy, init_id());
+	a->digest = settings_creation_digest(&copy, init_id(), a->ide_dir != NULL);
 	return 0;
 }
 
-/* Whether gemini in the box can reach an IDE companion on the host's loopback. */
-static bool host_ide(const struct app *a)
-{
-	return a->settings.ide.value && strcmp(a->settings.network.value, "host") == 0;
-}
-
-/* Where this box's init and state directory are; nothing is made here. */
+/* Where this box's init and state directory are, and what of the project
+ * it protects; nothing is made here. */
 static int resolve_runtime_paths(struct app *a, struct gb_error *err)
 {
-	const char *xdg = nonempty_env("XDG_DATA_HOME");
-	char *data = xdg ? xstrdup(xdg) : xasprintf("%s/.local/share", a->home);
-	a->init_copy = init_copy_path(data);
-	free(data);
+	a->init_copy = init_copy_path(a->data_home);
 	a->record = state_record(a->dir, a->digest, a->init_copy);
-	if (host_ide(a)) {
-		/* Where the companion writes its port files: os.tmpdir()/gemini/ide. */
-		const char *tmp = nonempty_env("TMPDIR");
-		a->ide_dir = xasprintf("%s/gemini/ide", tmp ? tmp : "/tmp");
-	}
+	struct strv extra = STRV_INIT;
+	for (size_t i = 0; i < a->settings.protected_paths.n; i++)
+		strv_push(&extra, a->settings.protected_paths.v[i].value);
+	protection_of(a->dir, &extra, &a->protect);
+	strv_clear(&extra);
 	return state_dir(a->name, false, &a->state, err);
 }
 
-/* Fixed env values from the settings travel like forwarded ones: by name,
- * through podman's environment, never on a command line. The caller's own
- * value of a forwarded variable wins over a file's. */
+/* What this run carries into the box (runenv.h). */
 static int prepare_env(struct app *a, struct gb_error *err)
 {
-	const struct settings *s = &a->settings;
-	for (size_t i = 0; i < s->forward_env.n; i++)
-		if (getenv(s->forward_env.v[i].value))
-			strv_push(&a->env_names, s->forward_env.v[i].value);
-	for (size_t i = 0; i < s->n_env; i++) {
-		const char *name = s->env[i].name;
-		bool forwarded = env_name_forwarded(name);
-		for (size_t k = 0; k < s->forward_env.n && !forwarded; k++)
-			forwarded = strcmp(s->forward_env.v[k].value, name) == 0;
-		if (!(forwarded && getenv(name)))
-			setenv(name, s->env[i].value, 1);
-		strv_push(&a->env_names, name);
-	}
-	if (runtime_is_runsc(s)) {
-		/* gemini's own gVisor diagnostics (no loopback, stdio fallback) apply. */
-		setenv("GEMINI_SANDBOX", "runsc", 1);
-		strv_push(&a->env_names, "GEMINI_SANDBOX");
-	}
-	if (host_ide(a)) {
-		/* gemini dials the companion at host.docker.internal in a container,
-		 * which the companion refuses (Host header); in a dev container it
-		 * dials 127.0.0.1, which a host-network box shares with the host. */
-		setenv("REMOTE_CONTAINERS", "true", 1);
-		strv_push(&a->env_names, "REMOTE_CONTAINERS");
-	}
-	env_forward_names(environ, &a->env_names);
-	/* Once each: forward_env and env may name what envsel chose too. */
-	strv_sort_unique(&a->env_names, 0);
-	/* Without "ide", no IDE variable (the auth token above all) goes in. */
-	if (!s->ide.value) {
-		size_t out = 0;
-		for (size_t i = 0; i < a->env_names.n; i++) {
-			if (strncmp(a->env_names.v[i], "GEMINI_CLI_IDE_", 15) == 0)
-				free(a->env_names.v[i]);
-			else
-				a->env_names.v[out++] = a->env_names.v[i];
-		}
-		a->env_names.n = out;
-		a->env_names.v[out] = NULL;
-	}
-	/* A value podman would change is refused rather than passed on changed. */
-	for (size_t i = 0; i < a->env_names.n; i++) {
-		const char *value = getenv(a->env_names.v[i]);
-		if (value && !utf8_valid(value))
-			return gb_fail(
-			        err, EXIT_BOX_CONFIG,
-			        "%s is not valid UTF-8, and podman would pass it on changed; "
-			        "fix its value or unset it",
-			        a->env_names.v[i]);
-	}
-	return 0;
+	struct run_env_input in = {
+		.settings = &a->settings,
+		.envp = a->envp,
+		.ide_reachable = host_ide(a),
+		.session = a->session[0] ? a->session : NULL,
+	};
+	return run_env_build(&in, &a->env, err);
 }
 
 static struct box_spec app_spec(const struct app *a, bool tty)
@@ -379,11 +560,12 @@ static struct box_spec app_spec(const struct app *a, bool tty)
 		.init = a->init_copy,
 		.state_dir = a->state,
 		.ide_dir = a->ide_dir,
-		.session = a->session[0] ? a->session : NULL,
+		.protect = &a->protect,
 		.rootless = geteuid() != 0,
 		.tty = tty,
-		.env_names = a->env_names.v,
-		.n_env = a->env_names.n,
+		.env_names = a->env.names.v,
+		.n_env = a->env.names.n,
+		.env_file = a->env.fixed.n ? a->env_file : NULL,
 		.gemini_args = o->gemini_args.v,
 		.n_args = o->gemini_args.n,
 	};
@@ -392,6 +574,14 @@ static struct box_spec app_spec(const struct app *a, bool tty)
 
 /* ---- podman queries ---- */
 
+/* Every program gemini-box starts gets the caller's environment as it came. */
+static int run_in(const struct app *a, char *const argv[], enum child_io io, struct run_result *r,
+                  struct gb_error *err)
+{
+	struct child c = { argv, a->envp, io };
+	return child_run(&c, r, err);
+}
+
 static int query(const struct app *a, const char *const *words, struct run_result *r,
                  struct gb_error *err)
 {
@@ -399,7 +589,7 @@ static int query(const struct app *a, const char *const *words, struct run_resul
 	strv_push(&argv, a->podman);
 	for (const char *const *w = words; *w; w++)
 		strv_push(&argv, *w);
-	int rc = run_command(argv.v, RUN_CAPTURE, r, err);
+	int rc = run_in(a, argv.v, CHILD_CAPTURE, r, err);
 	strv_clear(&argv);
 	return rc;
 }
@@ -525,15 +715,24 @@ static void report_drift(const struct app *a, const struct box_info *info)
 
 enum step_outcome { STEP_OK, STEP_FAILED, STEP_LOST_RACE };
 
-/* Runs one step; *out, when not NULL, gets what it printed (a new box's id). */
-static enum step_outcome run_step(const struct app *a, const struct step *st, char **out,
-                                  struct gb_error *err)
+/* The podman verb of a step's argv, past the runtime's global flags. */
+static const char *podman_verb(const struct step *st)
+{
+	for (size_t i = 1; i < st->argv.n; i++)
+		if (st->argv.v[i][0] != '-')
+			return st->argv.v[i];
+	return "?";
+}
+
+/* Runs one podman step; *out, when not NULL, gets what it printed (a new box's id). */
+static enum step_outcome run_podman_step(const struct app *a, const struct step *st, char **out,
+                                         struct gb_error *err)
 {
 	const char *image = a->image;
 	/* pull and build show their progress; the others' messages become ours. */
 	bool show = st->kind == STEP_PULL || st->kind == STEP_BUILD;
 	struct run_result r;
-	if (run_command(st->argv.v, show ? RUN_SHOW : RUN_CAPTURE, &r, err) < 0)
+	if (run_in(a, st->argv.v, show ? CHILD_SHOW : CHILD_CAPTURE, &r, err) < 0)
 		return STEP_FAILED;
 	enum step_outcome outcome = STEP_OK;
 	if (r.status != 0) {
@@ -559,7 +758,7 @@ static enum step_outcome run_step(const struct app *a, const struct step *st, ch
 			gb_fail(err, EXIT_BOX_PODMAN, "podman create failed: %s", msg);
 			break;
 		default:
-			gb_fail(err, EXIT_BOX_PODMAN, "podman %s %s failed: %s", st->argv.v[1],
+			gb_fail(err, EXIT_BOX_PODMAN, "podman %s %s failed: %s", podman_verb(st),
 			        st->argv.v[st->argv.n - 1], msg);
 			break;
 		}
@@ -570,8 +769,7 @@ static enum step_outcome run_step(const struct app *a, const struct step *st, ch
 			char *plain = xstrdup(err->msg);
 			gb_fail(err, EXIT_BOX_PODMAN,
 			        "%s; gVisor (runsc) could not run the box: check runsc --version "
-			        "and "
-			        "gemini-box --box-doctor, or drop \"runtime\" from your "
+			        "and gemini-box --box-doctor, or drop \"runtime\" from your "
 			        "config.json",
 			        plain);
 			free(plain);
@@ -586,23 +784,49 @@ static enum step_outcome run_step(const struct app *a, const struct step *st, ch
 	return outcome;
 }
 
-/* A new box mounts the init and the state directory: both must exist. */
-static int prepare_create(struct app *a, struct gb_error *err)
+/* Writes a new private file: never through a link, never over another's. */
+static int write_private_file(const char *path, const char *text, struct gb_error *err)
 {
-	if (init_install(a->init_copy, err) < 0)
-		return -1;
-	if (a->ide_dir && access(a->ide_dir, F_OK) != 0) {
-		/* The companion makes it when it starts; a box made first needs it now. */
-		char *parent = xstrdup(a->ide_dir);
-		*strrchr(parent, '/') = '\0';
-		mkdir(parent, 0700);
-		free(parent);
-		if (mkdir(a->ide_dir, 0700) < 0 && errno != EEXIST)
-			return gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot create", a->ide_dir,
-			                    strerror(errno));
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	size_t len = strlen(text);
+	int rc = fd >= 0 && write(fd, text, len) == (ssize_t)len ? 0 : -1;
+	int e = errno;
+	if (fd >= 0 && close(fd) < 0 && rc == 0) {
+		rc = -1;
+		e = errno;
 	}
-	free(a->state);
-	return state_dir(a->name, true, &a->state, err);
+	if (rc < 0) {
+		if (fd >= 0)
+			unlink(path);
+		return gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot write", path, strerror(e));
+	}
+	return 0;
+}
+
+/* Runs one host step (plan.h). */
+static int run_host_step(const struct step *st, struct gb_error *err)
+{
+	switch (st->kind) {
+	case STEP_MKDIR:
+		if (mkdir(st->path, 0700) < 0 && errno != EEXIST)
+			return gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot create", st->path,
+			                    strerror(errno));
+		return 0;
+	case STEP_STATE: {
+		/* the base first: a box's state directory lives in a private one */
+		char *name = strrchr(st->path, '/');
+		char *dir = NULL;
+		int rc = state_dir(name ? name + 1 : st->path, true, &dir, err);
+		if (rc == 0 && strcmp(dir, st->path) != 0)
+			rc = state_dir_ensure(st->path, err);
+		free(dir);
+		return rc;
+	}
+	case STEP_INSTALL: return init_install(st->path, err);
+	case STEP_WRITE_ENV: return write_private_file(st->path, st->text, err);
+	case STEP_REMOVE_FILE: unlink(st->path); return 0;
+	default: return gb_fail(err, EXIT_BOX_INTERNAL, "not a host step");
+	}
 }
 
 /* The state directory now records what the box was made with, and the box
@@ -616,16 +840,41 @@ static int created(struct app *a, const char *id, struct gb_error *err)
 	return state_record_write(a->state, a->record, id, err);
 }
 
-/* A stopped box mounts what it was made with: a state directory that a
- * reboot may have emptied (/tmp), and an init that an upgrade replaced. */
-static int prepare_start(struct app *a, struct gb_error *err)
+/* Podman resolves every bind source again at each start: a source the agent
+ * replaced with a symlink (to $HOME, say) while the box ran would be mounted
+ * in its place. Every source must still be the very path it was. */
+static int check_mount_sources(const struct app *a, const struct box_info *info,
+                               struct gb_error *err)
 {
-	if (a->box_state && state_dir_ensure(a->box_state, err) < 0)
-		return -1;
-	if (!a->box_init || access(a->box_init, X_OK) == 0)
+	for (size_t i = 0; info && i < info->n_mounts; i++) {
+		const char *src = info->mount_sources[i];
+		/* gemini-box's own files, out of any box's reach (made again at start) */
+		if ((info->label_state && path_is_within(src, info->label_state)) ||
+		    (info->label_init && strcmp(src, info->label_init) == 0))
+			continue;
+		char *real = realpath(src, NULL);
+		bool moved = !real || strcmp(real, src) != 0;
+		free(real);
+		if (moved) {
+			char *q = shell_quote(src);
+			gb_fail(err, EXIT_BOX_PODMAN,
+			        "box %s mounts %s, which is no longer what it was when the box was "
+			        "made (a link was put in its place, or it is gone); not starting it: "
+			        "gemini-box --box-recreate makes the box anew",
+			        a->name, q);
+			free(q);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A stopped box mounts what it was made with: an init that an upgrade
+ * replaced must still be there. */
+static int check_start(struct app *a, struct gb_error *err)
+{
+	if (!a->box_init || access(a->box_init, X_OK) == 0 || strcmp(a->box_init, a->init_copy) == 0)
 		return 0;
-	if (strcmp(a->box_init, a->init_copy) == 0)
-		return init_install(a->init_copy, err);
 	char *q = shell_quote(a->box_init);
 	gb_fail(err, EXIT_BOX_PODMAN,
 	        "box %s's init %s is gone (gemini-box was upgraded, or its data removed); "
@@ -639,21 +888,20 @@ static int prepare_start(struct app *a, struct gb_error *err)
  * can only start it if the box has it too. One podman call, on such runs only. */
 static void warn_missing_stdio_command(const struct app *a)
 {
-	const char *command = nonempty_env("GEMINI_CLI_IDE_SERVER_STDIO_COMMAND");
-	if (!command || command[0] != '/' || !a->settings.ide.value)
+	const char *command = nonempty_env(a, "GEMINI_CLI_IDE_SERVER_STDIO_COMMAND");
+	if (!command || command[0] != '/' || !host_ide(a))
 		return;
 	struct strv argv = STRV_INIT;
 	const char *args[] = { command, NULL };
 	podman_box_sh_argv(a->podman, a->name, "test -e \"$1\"", "stdio-check", args, &argv);
 	struct run_result r;
 	struct gb_error e = GB_ERROR_INIT;
-	if (run_command(argv.v, RUN_CAPTURE, &r, &e) == 0) {
+	if (run_in(a, argv.v, CHILD_CAPTURE, &r, &e) == 0) {
 		if (r.status == 1) {
 			char *q = shell_quote(command);
 			fprintf(stderr,
 			        "gemini-box: the IDE's stdio command %s is not in the box, so "
-			        "gemini "
-			        "cannot start it; mount it there (\"mounts\" in your "
+			        "gemini cannot start it; mount it there (\"mounts\" in your "
 			        "config.json)\n",
 			        q);
 			free(q);
@@ -664,24 +912,38 @@ static void warn_missing_stdio_command(const struct app *a)
 	strv_clear(&argv);
 }
 
-/* Runs the steps; a final STEP_EXEC is the session, whose status is kept. */
+/* The one executor: runs the steps in order; a STEP_EXEC is the session,
+ * whose status is kept. A STEP_REMOVE_FILE after a failure still runs, so
+ * that an env file never outlives its run. */
 static enum step_outcome run_plan(struct app *a, const struct plan *p, struct gb_error *err)
 {
+	enum step_outcome outcome = STEP_OK;
 	for (size_t i = 0; i < p->n; i++) {
 		const struct step *st = &p->steps[i];
+		if (outcome != STEP_OK && st->kind != STEP_REMOVE_FILE)
+			continue;
+		if (st->kind <= STEP_REMOVE_FILE) {
+			struct gb_error ignored = GB_ERROR_INIT;
+			if (run_host_step(st, outcome == STEP_OK ? err : &ignored) < 0)
+				outcome = STEP_FAILED;
+			gb_error_clear(&ignored);
+			continue;
+		}
 		if (st->kind == STEP_EXEC) {
 			if (a->o->command == CMD_RUN)
 				warn_missing_stdio_command(a);
-			int status = session_run(st->argv.v, a->podman, a->name, a->session, err);
+			int status = session_run(st->argv.v, a->envp, a->podman, a->name,
+			                         a->session, err);
 			if (status < 0)
-				return STEP_FAILED;
-			a->exit_status = status;
-			return STEP_OK;
+				outcome = STEP_FAILED;
+			else
+				a->exit_status = status;
+			continue;
 		}
-		if (st->kind == STEP_CREATE && prepare_create(a, err) < 0)
-			return STEP_FAILED;
-		if (st->kind == STEP_START && prepare_start(a, err) < 0)
-			return STEP_FAILED;
+		if (st->kind == STEP_START && check_start(a, err) < 0) {
+			outcome = STEP_FAILED;
+			continue;
+		}
 		if (st->kind == STEP_CREATE) {
 			if (geteuid() == 0)
 				fputs("gemini-box: running as root, so the box is created without "
@@ -691,56 +953,89 @@ static enum step_outcome run_plan(struct app *a, const struct plan *p, struct gb
 				fputs("gemini-box: network \"none\": gemini in this box cannot "
 				      "reach its API\n",
 				      stderr);
+			resolve_ide_dir(a, true);
 		}
 		char *id = NULL;
-		enum step_outcome o = run_step(a, st, st->kind == STEP_CREATE ? &id : NULL, err);
-		if (o == STEP_OK && st->kind == STEP_CREATE && created(a, id, err) < 0)
-			o = STEP_FAILED;
+		outcome = run_podman_step(a, st, st->kind == STEP_CREATE ? &id : NULL, err);
+		if (outcome == STEP_OK && st->kind == STEP_CREATE && created(a, id, err) < 0)
+			outcome = STEP_FAILED;
 		free(id);
-		if (o != STEP_OK)
-			return o;
+		if (outcome == STEP_LOST_RACE)
+			return outcome;
 	}
-	return STEP_OK;
+	return outcome;
 }
 
-/* What a dry run would make on the host before its podman commands, as
- * commands too, so that the printed plan runs as it stands. */
-static void print_preparation(const struct app *a, const struct plan *p, FILE *out)
+/* The host steps a new box needs before podman creates it: its state
+ * directory and lock, the init, and what it mounts that may be missing. */
+static void plan_create_preparation(const struct app *a, struct plan *p)
 {
-	for (size_t i = 0; i < p->n; i++) {
-		const char *state = NULL;
-		bool init = false;
-		if (p->steps[i].kind == STEP_CREATE) {
-			state = a->state;
-			init = true;
-		} else if (p->steps[i].kind == STEP_START) {
-			state = a->box_state;
-			init = a->box_init && strcmp(a->box_init, a->init_copy) == 0;
-		}
-		if (state && access(state, F_OK) != 0) {
-			char *q = shell_quote(state);
-			fprintf(out, "mkdir -p -m 0700 %s\n", q);
-			free(q);
-		}
-		if (init && access(a->init_copy, X_OK) != 0) {
-			char *source = init_source();
-			char *from = shell_quote(source ? source : "gemini-box-init");
-			char *to = shell_quote(a->init_copy);
-			fprintf(out, "install -D -m 0755 %s %s\n", from, to);
-			free(to);
-			free(from);
-			free(source);
-		}
+	plan_add_host(p, STEP_STATE, a->state, NULL);
+	if (access(a->init_copy, X_OK) != 0) {
+		char *source = init_source();
+		plan_add_host(p, STEP_INSTALL, a->init_copy, source);
+		free(source);
+	}
+	for (size_t i = 0; i < GEMINI_SHARED_N; i++) {
+		char *dir = xasprintf("%s/%s", a->gemini_home, gemini_shared[i]);
+		if (access(dir, F_OK) != 0)
+			plan_add_host(p, STEP_MKDIR, dir, NULL);
+		free(dir);
+	}
+	if (a->protect.make_hooks)
+		plan_add_host(p, STEP_MKDIR, a->protect.make_hooks, NULL);
+}
+
+/* A stopped box's state directory may have been emptied (/tmp after a
+ * reboot), and its init's copy removed: both are made again. */
+static void plan_start_preparation(const struct app *a, struct plan *p)
+{
+	if (a->box_state)
+		plan_add_host(p, STEP_STATE, a->box_state, NULL);
+	if (a->box_init && strcmp(a->box_init, a->init_copy) == 0 &&
+	    access(a->init_copy, X_OK) != 0) {
+		char *source = init_source();
+		plan_add_host(p, STEP_INSTALL, a->init_copy, source);
+		free(source);
 	}
 }
 
-/* Observes the box and plans bringing it up (and a final step), retrying when
- * a concurrent run creates the box first. final may add the last step. */
-static int bring_up_and(struct app *a, bool tty,
-                        void (*final)(const struct app *, const struct box_spec *, struct plan *),
-                        struct gb_error *err)
+/* The podman steps that bring the box up, each with its host preparation. */
+static void plan_box_up(const struct app *a, const struct box_spec *spec, enum box_state state,
+                        bool image_present, struct plan *p)
 {
-	struct box_spec spec = app_spec(a, tty);
+	if (!image_present && a->build_needed)
+		podman_build_argv(a->podman, a->settings.containerfile.value, a->image,
+		                  a->settings.image.value, plan_add(p, STEP_BUILD));
+	if (state == BOX_ABSENT)
+		plan_create_preparation(a, p);
+	else if (state == BOX_STOPPED)
+		plan_start_preparation(a, p);
+	plan_bring_up(p, spec, state, image_present || a->build_needed);
+}
+
+/* The session: its env file written, podman exec, the file removed. */
+static void plan_session(const struct app *a, const struct box_spec *spec, bool shell,
+                         struct plan *p)
+{
+	char *text = a->env.fixed.n ? run_env_file_text(&a->env) : NULL;
+	if (text)
+		plan_add_host(p, STEP_WRITE_ENV, a->env_file, text);
+	if (shell)
+		podman_shell_argv(spec, a->o->root, plan_add(p, STEP_EXEC));
+	else
+		podman_exec_argv(spec, plan_add(p, STEP_EXEC));
+	if (text)
+		plan_add_host(p, STEP_REMOVE_FILE, a->env_file, NULL);
+	free(text);
+}
+
+enum session_kind { NO_SESSION, GEMINI_SESSION, SHELL_SESSION };
+
+/* Observes the box and plans bringing it up (and a session), retrying when
+ * a concurrent run creates the box first. */
+static int bring_up_and(struct app *a, bool tty, enum session_kind session, struct gb_error *err)
+{
 	for (int attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
 		struct box_info info;
 		if (inspect_own_box(a, &info, err) < 0)
@@ -750,19 +1045,24 @@ static int bring_up_and(struct app *a, bool tty,
 		free(a->box_init);
 		free(a->box_state);
 		a->box_init = info.label_init ? xstrdup(info.label_init) : NULL;
-		a->box_state = info.label_state ? xstrdup(info.label_state) : NULL;
+		/* A label names the state directory; gemini-box only uses its own. */
+		a->box_state = info.label_state && state_dir_is_ours(info.label_state, a->name)
+		                       ? xstrdup(info.label_state)
+		                       : NULL;
+		if (info.state == BOX_STOPPED && !a->o->dry_run &&
+		    check_mount_sources(a, &info, err) < 0) {
+			box_info_clear(&info);
+			return -1;
+		}
+		struct box_spec spec = app_spec(a, tty);
 		struct plan plan = PLAN_INIT;
 		bool have_image = info.state != BOX_ABSENT || image_present(a, a->image);
-		if (!have_image && a->build_needed)
-			podman_build_argv(a->podman, a->settings.containerfile.value, a->image,
-			                  a->settings.image.value, plan_add(&plan, STEP_BUILD));
-		plan_bring_up(&plan, &spec, info.state, have_image || a->build_needed);
+		plan_box_up(a, &spec, info.state, have_image, &plan);
 		box_info_clear(&info);
-		if (final)
-			final(a, &spec, &plan);
+		if (session != NO_SESSION)
+			plan_session(a, &spec, session == SHELL_SESSION, &plan);
 
 		if (a->o->dry_run) {
-			print_preparation(a, &plan, stdout);
 			plan_print(&plan, stdout);
 			plan_clear(&plan);
 			return 0;
@@ -779,17 +1079,6 @@ static int bring_up_and(struct app *a, bool tty,
 	               a->name);
 }
 
-static void add_gemini_exec(const struct app *a, const struct box_spec *spec, struct plan *p)
-{
-	(void)a;
-	podman_exec_argv(spec, plan_add(p, STEP_EXEC));
-}
-
-static void add_shell_exec(const struct app *a, const struct box_spec *spec, struct plan *p)
-{
-	podman_shell_argv(spec, a->o->root, plan_add(p, STEP_EXEC));
-}
-
 /* Asks before removing; --box-yes answers, and without a terminal it is required. */
 static int confirm(const struct app *a, const char *question, struct gb_error *err)
 {
@@ -797,7 +1086,7 @@ static int confirm(const struct app *a, const char *question, struct gb_error *e
 		return 0;
 	if (!isatty(STDIN_FILENO))
 		return gb_fail(err, EXIT_BOX_USAGE,
-		               "%s removes boxes and there is no terminal to ask on; add --box-yes",
+		               "%s needs your yes and there is no terminal to ask on; add --box-yes",
 		               a->o->command_option);
 	fprintf(stderr, "%s [y/N] ", question);
 	fflush(stderr);
@@ -816,7 +1105,7 @@ static int confirm(const struct app *a, const char *question, struct gb_error *e
  * straight to podman exec; when not, the box is started by its recorded id,
  * which fails for any other container. Returns 1 when the run happened
  * (or failed: -1), 0 when podman must be asked after all. */
-static int run_known_box(struct app *a, bool tty, struct gb_error *err)
+static int run_known_box(struct app *a, bool tty, bool shell, struct gb_error *err)
 {
 	char *id = NULL;
 	enum state_answer answer = state_lookup(a->state, a->record, &id);
@@ -825,35 +1114,56 @@ static int run_known_box(struct app *a, bool tty, struct gb_error *err)
 		free(id);
 		return 0;
 	}
-	if (answer == STATE_STOPPED) {
-		struct plan start = PLAN_INIT;
-		podman_verb_argv(a->podman, &a->settings, STEP_START, id,
-		                 plan_add(&start, STEP_START));
-		struct gb_error ignored = GB_ERROR_INIT;
-		enum step_outcome started = run_step(a, &start.steps[0], NULL, &ignored);
-		gb_error_clear(&ignored);
-		plan_clear(&start);
-		if (started != STEP_OK) {
+	/* A settings mount source that is a link now would be followed at start:
+	 * the long way inspects the box and refuses. */
+	for (size_t i = 0; answer == STATE_STOPPED && i < a->settings.n_mounts; i++) {
+		char *real = realpath(a->settings.mounts[i].source, NULL);
+		bool same = real && strcmp(real, a->settings.mounts[i].source) == 0;
+		free(real);
+		if (!same) {
 			free(id);
-			return 0; /* removed, or not startable: the long way says why */
+			return 0;
 		}
 	}
-	free(id);
 	struct box_spec spec = app_spec(a, tty);
 	struct plan plan = PLAN_INIT;
-	podman_exec_argv(&spec, plan_add(&plan, STEP_EXEC));
+	if (answer == STATE_STOPPED) {
+		plan_add_host(&plan, STEP_STATE, a->state, NULL);
+		podman_verb_argv(a->podman, &a->settings, STEP_START, id,
+		                 plan_add(&plan, STEP_START));
+	}
+	free(id);
+	plan_session(a, &spec, shell, &plan);
+	/* A start that fails (the box was removed, paused, or is not startable)
+	 * takes the long way, which says why. */
+	if (answer == STATE_STOPPED) {
+		struct gb_error ignored = GB_ERROR_INIT;
+		bool started = run_host_step(&plan.steps[0], &ignored) == 0 &&
+		               run_podman_step(a, &plan.steps[1], NULL, &ignored) == STEP_OK;
+		gb_error_clear(&ignored);
+		if (!started) {
+			plan_clear(&plan);
+			return 0;
+		}
+		/* what is left: the session */
+		struct plan rest = { plan.steps + 2, plan.n - 2 };
+		enum step_outcome outcome = run_plan(a, &rest, err);
+		plan_clear(&plan);
+		return outcome == STEP_OK ? 1 : -1;
+	}
 	enum step_outcome outcome = run_plan(a, &plan, err);
 	plan_clear(&plan);
 	return outcome == STEP_OK ? 1 : -1;
 }
 
-/* The session's tag reaches podman through its environment, like every value. */
+/* The session's tag, and the env file that carries it with the run's values. */
 static int start_session(struct app *a, struct gb_error *err)
 {
 	if (session_token(a->session, err) < 0)
 		return -1;
-	setenv(SESSION_ENV, a->session, 1);
-	return 0;
+	if (a->state)
+		a->env_file = xasprintf("%s/env-%s", a->state, a->session);
+	return prepare_env(a, err);
 }
 
 static int cmd_run(struct app *a, struct gb_error *err)
@@ -862,19 +1172,19 @@ static int cmd_run(struct app *a, struct gb_error *err)
 		return -1;
 	const struct box_options *o = a->o;
 	struct gemini_intent intent = gemini_intent_of(o->gemini_args.v, o->gemini_args.n);
-	bool ci = env_is_true(environ, "CI") || env_is_true(environ, "GITHUB_ACTIONS");
+	bool ci = env_is_true(a->envp, "CI") || env_is_true(a->envp, "GITHUB_ACTIONS");
 	bool tty = terminal_wanted(intent, isatty(STDIN_FILENO), isatty(STDOUT_FILENO), ci);
-	if (a->settings.ide.value && !host_ide(a) && nonempty_env("GEMINI_CLI_IDE_SERVER_PORT"))
+	if (a->settings.ide.value && !host_ide(a) && nonempty_env(a, "GEMINI_CLI_IDE_SERVER_PORT"))
 		fprintf(stderr,
 		        "gemini-box: the IDE companion listens on the host's loopback, which a "
-		        "box with network \"%s\" cannot reach; set \"network\": \"host\" in "
-		        "your config.json and run gemini-box --box-recreate (or \"ide\": false "
-		        "to stop forwarding it)\n",
+		        "box with network \"%s\" cannot reach, so its variables stay out; set "
+		        "\"network\": \"host\" in your config.json and run gemini-box "
+		        "--box-recreate (or \"ide\": false to silence this)\n",
 		        a->settings.network.value);
-	int fast = a->o->dry_run ? 0 : run_known_box(a, tty, err);
+	int fast = a->o->dry_run ? 0 : run_known_box(a, tty, false, err);
 	if (fast != 0)
 		return fast < 0 ? -1 : 0;
-	return bring_up_and(a, tty, add_gemini_exec, err);
+	return bring_up_and(a, tty, GEMINI_SESSION, err);
 }
 
 static int cmd_shell(struct app *a, struct gb_error *err)
@@ -882,7 +1192,7 @@ static int cmd_shell(struct app *a, struct gb_error *err)
 	if (start_session(a, err) < 0)
 		return -1;
 	bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-	return bring_up_and(a, tty, add_shell_exec, err);
+	return bring_up_and(a, tty, SHELL_SESSION, err);
 }
 
 static int cmd_status(struct app *a, struct gb_error *err)
@@ -939,7 +1249,9 @@ static int act_on_box(struct app *a, enum step_kind kind, bool ask, struct gb_er
 		return -1;
 	bool absent = info.state == BOX_ABSENT;
 	bool stopped = info.state == BOX_STOPPED;
-	char *state = info.label_state ? xstrdup(info.label_state) : NULL;
+	char *state = info.label_state && state_dir_is_ours(info.label_state, a->name)
+	                      ? xstrdup(info.label_state)
+	                      : NULL;
 	box_info_clear(&info);
 	if (absent || (kind == STEP_STOP && stopped)) {
 		char *q = shell_quote(a->dir);
@@ -984,16 +1296,12 @@ static int cmd_recreate(struct app *a, struct gb_error *err)
 	if (a->o->dry_run) {
 		struct box_spec spec = app_spec(a, false);
 		struct plan p = PLAN_INIT;
-		bool have_image = image_present(a, a->image);
-		if (!have_image && a->build_needed)
-			podman_build_argv(a->podman, a->settings.containerfile.value, a->image,
-			                  a->settings.image.value, plan_add(&p, STEP_BUILD));
-		plan_bring_up(&p, &spec, BOX_ABSENT, have_image || a->build_needed);
+		plan_box_up(a, &spec, BOX_ABSENT, image_present(a, a->image), &p);
 		plan_print(&p, stdout);
 		plan_clear(&p);
 		return 0;
 	}
-	return bring_up_and(a, false, NULL, err);
+	return bring_up_and(a, false, NO_SESSION, err);
 }
 
 static int cmd_prune(struct app *a, struct gb_error *err)
@@ -1006,7 +1314,8 @@ static int cmd_prune(struct app *a, struct gb_error *err)
 	struct strv states = STRV_INIT;
 	for (size_t i = 0; i < n; i++)
 		if (!dir_exists(boxes[i].label_dir)) {
-			if (boxes[i].label_state)
+			if (boxes[i].label_state &&
+			    state_dir_is_ours(boxes[i].label_state, boxes[i].name))
 				strv_push(&states, boxes[i].label_state);
 			char *q = shell_quote(boxes[i].label_dir);
 			fprintf(stderr, "gemini-box: %s: directory %s is gone\n", boxes[i].name, q);
@@ -1073,6 +1382,131 @@ static int cmd_config(struct app *a)
 	free(dir);
 	settings_print(&a->settings, stdout);
 	return 0;
+}
+
+/* ---- --box-trust ---- */
+
+/* Writes text that came with a repository so that it cannot drive the
+ * terminal: control characters (escape sequences above all), C1 controls
+ * and bytes that are not UTF-8 are shown as \xNN; newlines and tabs stay. */
+static void print_untrusted(FILE *out, const char *text)
+{
+	const unsigned char *c = (const unsigned char *)text;
+	while (*c) {
+		size_t len = *c < 0x80 ? 1 : *c >= 0xc2 && *c < 0xe0 ? 2 : *c >= 0xe0 && *c < 0xf0 ? 3
+		                         : *c >= 0xf0 && *c < 0xf5                     ? 4
+		                                                                       : 0;
+		bool ok = len > 0;
+		for (size_t k = 1; ok && k < len; k++)
+			ok = (c[k] & 0xc0) == 0x80;
+		if (ok && len == 1 && ((*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f))
+			ok = false;
+		if (ok && len == 2 && *c == 0xc2 && c[1] < 0xa0)
+			ok = false; /* C1 controls, U+0080 to U+009F */
+		if (ok && len > 1) {
+			char one[5] = { 0 };
+			memcpy(one, c, len);
+			ok = utf8_valid(one);
+		}
+		if (!ok) {
+			fprintf(out, "\\x%02x", *c);
+			c++;
+			continue;
+		}
+		fwrite(c, 1, len, out);
+		c += len;
+	}
+}
+
+static void show_file(FILE *out, const char *title, const char *path, const char *text)
+{
+	char *q = shell_quote(path);
+	fprintf(out, "--- %s: %s\n", title, q);
+	free(q);
+	print_untrusted(out, text);
+	if (*text && text[strlen(text) - 1] != '\n')
+		fputc('\n', out);
+}
+
+/* Shows what the project's settings file and containerfile ask for, and
+ * records the user's approval of exactly that content. */
+static int cmd_trust(struct app *a, struct gb_error *err)
+{
+	if (!a->project_text && !a->settings.containerfile.value) {
+		char *q = shell_quote(a->dir);
+		fprintf(stderr,
+		        "gemini-box: %s has no %s and no %s; nothing to approve\n", q,
+		        PROJECT_SETTINGS, PROJECT_CONTAINERFILE);
+		free(q);
+		return 0;
+	}
+	char *settings, *containerfile;
+	if (current_approval(a, &settings, &containerfile, err) < 0)
+		return -1;
+	struct approval now = { a->dir, settings, containerfile };
+	char *record = approval_record(&now);
+	free(containerfile);
+	free(settings);
+	char *recorded = approval_read(a->approval_file);
+	char *change = recorded ? approval_difference(recorded, &now) : NULL;
+	bool already = recorded && !change;
+	free(recorded);
+
+	char *dir = shell_quote(a->dir);
+	printf("Project %s (box %s) asks for the following.\n", dir, a->name);
+	if (a->project_text)
+		show_file(stdout, "settings file", a->project_file, a->project_text);
+	const struct str_setting *cf = &a->settings.containerfile;
+	if (cf->value && cf->origin.kind == ORIGIN_PROJECT) {
+		char *cf_text = NULL;
+		if (read_settings_file(cf->value, &cf_text, err) < 0) {
+			free(dir);
+			free(change);
+			free(record);
+			return -1;
+		}
+		show_file(stdout, "containerfile (builds the image; its directory is the context)",
+		          cf->value, cf_text ? cf_text : "");
+		free(cf_text);
+	}
+	printf("---\n");
+	fflush(stdout);
+	int rc = 0;
+	if (already) {
+		fprintf(stderr, "gemini-box: %s is approved as it is; nothing changed\n", dir);
+	} else {
+		char *question = xasprintf(
+		        "%sApprove? The project may then choose the image that gets your keys, mount "
+		        "paths outside itself, add podman arguments and more, until these files "
+		        "change.",
+		        change ? "Changed since your approval: " : "");
+		if (change) {
+			free(question);
+			question = xasprintf("%s changed since your approval. Approve it as it is now? "
+			                     "The project may then choose the image that gets your "
+			                     "keys, mount paths outside itself, add podman arguments "
+			                     "and more, until these files change.",
+			                     change);
+		}
+		rc = confirm(a, question, err);
+		free(question);
+		if (rc == 0 && a->o->dry_run) {
+			char *q = shell_quote(a->approval_file);
+			printf("# --box-dry-run: would record the approval in %s\n", q);
+			free(q);
+		} else if (rc == 0 && approval_write(a->approval_file, record, err) == 0) {
+			fprintf(stderr,
+			        "gemini-box: approved %s; a change to either file needs your approval "
+			        "again\n",
+			        dir);
+		} else {
+			rc = -1;
+		}
+	}
+	free(dir);
+	free(change);
+	free(record);
+	return rc;
 }
 
 /* ---- --box-doctor ---- */
@@ -1195,7 +1629,7 @@ static void doctor_podman_info(struct doctor *d, const struct app *a)
 /* A real connection from inside the box to the companion's port. */
 static void doctor_ide(struct doctor *d, const struct app *a, enum box_state state)
 {
-	const char *port = nonempty_env("GEMINI_CLI_IDE_SERVER_PORT");
+	const char *port = nonempty_env(a, "GEMINI_CLI_IDE_SERVER_PORT");
 	if (!port) {
 		report(d, CHECK_OK,
 		       "no IDE companion in this environment (GEMINI_CLI_IDE_SERVER_PORT)", NULL);
@@ -1233,7 +1667,7 @@ static void doctor_ide(struct doctor *d, const struct app *a, enum box_state sta
 	podman_box_sh_argv(a->podman, a->name, probe, "probe", args, &argv);
 	struct run_result r;
 	struct gb_error e = GB_ERROR_INIT;
-	int rc = run_command(argv.v, RUN_CAPTURE, &r, &e) == 0 ? r.status : -1;
+	int rc = run_in(a, argv.v, CHILD_CAPTURE, &r, &e) == 0 ? r.status : -1;
 	if (rc >= 0)
 		run_result_clear(&r);
 	gb_error_clear(&e);
@@ -1324,7 +1758,7 @@ static int cmd_doctor(struct app *a)
 		}
 		doctor_ide(&d, a, state);
 	}
-	char *runsc = find_executable("runsc", getenv("PATH"));
+	char *runsc = find_executable("runsc", nonempty_env(a, "PATH"));
 	bool wants_runsc = settled && runtime_is_runsc(&a->settings);
 	if (runsc)
 		report(&d, CHECK_OK, "runsc (gVisor) is installed", NULL);
@@ -1340,7 +1774,7 @@ static int cmd_doctor(struct app *a)
 
 int command_run(const struct box_options *o, struct gb_error *err)
 {
-	struct app a = { .o = o, .env_names = STRV_INIT };
+	struct app a = { .o = o, .envp = environ, .env = RUN_ENV_INIT };
 	bool every_box = o->command == CMD_LIST || o->command == CMD_PRUNE;
 	int rc = -1;
 
@@ -1355,11 +1789,16 @@ int command_run(const struct box_options *o, struct gb_error *err)
 		goto out;
 	}
 	bool runs = o->command == CMD_RUN || o->command == CMD_SHELL || o->command == CMD_RECREATE;
+	if (o->command == CMD_TRUST) {
+		/* The files are read as if approved, to show and check them. */
+		if (resolve_home(&a, err) == 0 && resolve_dirs(&a, err) == 0 &&
+		    load_project(&a, err) == 0 && merge_all(&a, true, err) == 0)
+			rc = cmd_trust(&a, err);
+		goto out;
+	}
 	if (resolve_home(&a, err) < 0 || resolve_dirs(&a, err) < 0 ||
 	    resolve_gemini_home(&a, runs && !o->dry_run, err) < 0 || load_settings(&a, err) < 0 ||
 	    resolve_image(&a, err) < 0 || resolve_runtime_paths(&a, err) < 0)
-		goto out;
-	if (runs && prepare_env(&a, err) < 0)
 		goto out;
 
 	switch (o->command) {

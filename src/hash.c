@@ -32,3 +32,11 @@ void hash_end_id(struct hash *h, char out[HASH_ID_HEX + 1])
 	for (int i = 0; i < HASH_ID_HEX / 2; i++)
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
+
+void hash_end_full(struct hash *h, char out[HASH_FULL_HEX + 1])
+{
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	SHA256_Final(md, (SHA256_CTX *)(void *)h->state);
+	for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}

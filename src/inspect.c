@@ -69,12 +69,25 @@ int inspect_parse(const char *json, struct box_info *info, struct gb_error *err)
 	const cJSON *config = cJSON_GetObjectItemCaseSensitive(box, "Config");
 	if (cJSON_IsObject(config))
 		read_labels(cJSON_GetObjectItemCaseSensitive(config, "Labels"), info);
+	/* What podman will resolve again at the next start. */
+	const cJSON *mounts = cJSON_GetObjectItemCaseSensitive(box, "Mounts");
+	for (const cJSON *m = cJSON_IsArray(mounts) ? mounts->child : NULL; m; m = m->next) {
+		char *source = string_at(m, "Source");
+		if (!source)
+			continue;
+		info->mount_sources =
+		        xrealloc(info->mount_sources, (info->n_mounts + 1) * sizeof(char *));
+		info->mount_sources[info->n_mounts++] = source;
+	}
 	cJSON_Delete(root);
 	return 0;
 }
 
 void box_info_clear(struct box_info *info)
 {
+	for (size_t i = 0; i < info->n_mounts; i++)
+		free(info->mount_sources[i]);
+	free(info->mount_sources);
 	free(info->id);
 	free(info->name);
 	free(info->status);

@@ -46,6 +46,8 @@ static void push_mount(struct strv *argv, const char *source, const char *target
 	free(m);
 }
 
+const char *const gemini_shared[GEMINI_SHARED_N] = { "tmp", "history" };
+
 bool runtime_is_runsc(const struct settings *st)
 {
 	const char *rt = st ? st->runtime.value : NULL;
@@ -112,10 +114,29 @@ void podman_create_argv(const struct box_spec *s, struct strv *argv)
 	strv_pushf(argv, "--label=%s=%s", BOX_LABEL_STATE, s->state_dir);
 	strv_push(argv, "--entrypoint=" BOX_INIT_PATH);
 	push_mount(argv, s->init, BOX_INIT_PATH, true);
-	push_mount(argv, s->state_dir, BOX_STATE_PATH, false);
+	/* Of the state directory, the box sees its lock alone, read-only: the
+	 * record beside it, which the host trusts, stays out of its reach. */
+	char *lock = xasprintf("%s/" BOX_LOCK_FILE, s->state_dir);
+	push_mount(argv, lock, BOX_LOCK_PATH, true);
+	free(lock);
 	push_mount(argv, s->dir, s->dir, false);
+	for (size_t i = 0; s->protect && i < s->protect->n; i++)
+		push_mount(argv, s->protect->v[i].path, s->protect->v[i].path,
+		           s->protect->v[i].readonly);
+	/* ~/.gemini as an overlay: gemini in the box reads everything and its
+	 * writes succeed, but they stay in the box (settings, extensions and
+	 * commands are what the host's gemini would run). Only chats,
+	 * checkpoints and shell history go through to the host. */
 	char *home_gemini = xasprintf("%s/.gemini", runsc ? "/root" : st->home.value);
-	push_mount(argv, s->gemini_home, home_gemini, false);
+	strv_push(argv, "--volume");
+	strv_pushf(argv, "%s:%s:O", s->gemini_home, home_gemini);
+	for (size_t i = 0; i < sizeof(gemini_shared) / sizeof(*gemini_shared); i++) {
+		char *src = xasprintf("%s/%s", s->gemini_home, gemini_shared[i]);
+		char *dst = xasprintf("%s/%s", home_gemini, gemini_shared[i]);
+		push_mount(argv, src, dst, false);
+		free(dst);
+		free(src);
+	}
 	free(home_gemini);
 	/* gemini in the box finds the IDE companion's port files at the same path. */
 	if (s->ide_dir)
@@ -127,7 +148,7 @@ void podman_create_argv(const struct box_spec *s, struct strv *argv)
 		strv_push(argv, st->podman_args.v[i].value);
 	strv_push(argv, s->image);
 	strv_push(argv, "--lock");
-	strv_push(argv, BOX_STATE_PATH "/" BOX_LOCK_FILE);
+	strv_push(argv, BOX_LOCK_PATH);
 	strv_push(argv, "--idle-seconds");
 	strv_pushf(argv, "%ld", settings_idle_seconds(st));
 }
@@ -163,13 +184,14 @@ static void exec_prefix(const struct box_spec *s, bool tty, struct strv *argv)
 }
 
 /* Set at every exec, never at creation: SANDBOX keeps gemini from nesting a
- * sandbox of its own, the session tag lets signals reach it. Only SANDBOX,
- * the box's name, carries its value on the command line. */
+ * sandbox of its own. Only SANDBOX, the box's name, carries its value on the
+ * command line; other values come from the env file (runenv.h), forwarded
+ * variables by name from podman's environment, which is the caller's. */
 static void exec_env(const struct box_spec *s, struct strv *argv)
 {
 	strv_pushf(argv, "--env=SANDBOX=%s", s->name);
-	if (s->session) /* by name, like every other: the caller put it in podman's environment */
-		strv_push(argv, "--env=" SESSION_ENV);
+	if (s->env_file)
+		strv_pushf(argv, "--env-file=%s", s->env_file);
 	for (size_t i = 0; i < s->n_env; i++)
 		strv_pushf(argv, "--env=%s", s->env_names[i]);
 }
@@ -234,7 +256,61 @@ struct strv *plan_add(struct plan *p, enum step_kind kind)
 	struct step *st = &p->steps[p->n++];
 	st->kind = kind;
 	st->argv = (struct strv)STRV_INIT;
+	st->path = NULL;
+	st->text = NULL;
 	return &st->argv;
+}
+
+void plan_add_host(struct plan *p, enum step_kind kind, const char *path, const char *text)
+{
+	struct strv *argv = plan_add(p, kind);
+	struct step *st = &p->steps[p->n - 1];
+	st->path = xstrdup(path);
+	st->text = text ? xstrdup(text) : NULL;
+	/* What a person would type to do the same; values stay arguments. */
+	switch (kind) {
+	case STEP_MKDIR:
+		strv_push(argv, "mkdir");
+		strv_push(argv, "-p");
+		strv_push(argv, "-m");
+		strv_push(argv, "0700");
+		strv_push(argv, path);
+		break;
+	case STEP_STATE:
+		strv_push(argv, "sh");
+		strv_push(argv, "-c");
+		strv_push(argv, "umask 077 && mkdir -p \"$1\" && touch \"$1/lock\"");
+		strv_push(argv, "state");
+		strv_push(argv, path);
+		break;
+	case STEP_INSTALL:
+		strv_push(argv, "install");
+		strv_push(argv, "-D");
+		strv_push(argv, "-m");
+		strv_push(argv, "0755");
+		strv_push(argv, text ? text : "gemini-box-init");
+		strv_push(argv, path);
+		break;
+	case STEP_WRITE_ENV: {
+		strv_push(argv, "sh");
+		strv_push(argv, "-c");
+		strv_push(argv, "f=$1; shift; umask 077 && printf '%s\\n' \"$@\" >\"$f\"");
+		strv_push(argv, "env-file");
+		strv_push(argv, path);
+		char *lines = xstrdup(text ? text : "");
+		for (char *save = NULL, *l = strtok_r(lines, "\n", &save); l;
+		     l = strtok_r(NULL, "\n", &save))
+			strv_push(argv, l);
+		free(lines);
+		break;
+	}
+	case STEP_REMOVE_FILE:
+		strv_push(argv, "rm");
+		strv_push(argv, "-f");
+		strv_push(argv, path);
+		break;
+	default: break;
+	}
 }
 
 void plan_bring_up(struct plan *p, const struct box_spec *s, enum box_state state,
@@ -268,8 +344,11 @@ void plan_run(struct plan *p, const struct box_spec *s, enum box_state state, bo
 
 void plan_clear(struct plan *p)
 {
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->n; i++) {
 		strv_clear(&p->steps[i].argv);
+		free(p->steps[i].path);
+		free(p->steps[i].text);
+	}
 	free(p->steps);
 	p->steps = NULL;
 	p->n = 0;

@@ -2,8 +2,8 @@
 #include "session.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "plan.h"
-#include "podman.h"
+#include "spawn.h"
 #include "strv.h"
 
 /* The signals a person or a program sends to stop or poke gemini. */
@@ -63,88 +63,65 @@ static const char *relayed_name(int sig)
 	return NULL;
 }
 
-static void relay(const char *podman, const char *box, const char *token, int sig)
+static void relay(char *const env[], const char *podman, const char *box, const char *token,
+                  int sig)
 {
 	struct strv argv = STRV_INIT;
 	session_kill_argv(podman, box, relayed_name(sig), token, &argv);
+	struct child c = { argv.v, env, CHILD_CAPTURE };
 	struct run_result r;
 	struct gb_error err = GB_ERROR_INIT;
-	if (run_command(argv.v, RUN_CAPTURE, &r, &err) == 0)
+	if (child_run(&c, &r, &err) == 0)
 		run_result_clear(&r);
 	else
 		gb_error_clear(&err); /* nothing better to do: the session goes on */
 	strv_clear(&argv);
 }
 
-int session_run(char *const argv[], const char *podman, const char *box, const char *token,
-                struct gb_error *err)
+int session_run(char *const argv[], char *const env[], const char *podman, const char *box,
+                const char *token, struct gb_error *err)
 {
-	/* Blocked before the fork, so none is lost between fork and wait. */
+	/* A signal the caller ignores (nohup's HUP) is not ours to pass on. */
 	sigset_t waited, old;
 	sigemptyset(&waited);
 	sigaddset(&waited, SIGCHLD);
-	for (size_t i = 0; i < N_RELAYED; i++)
-		sigaddset(&waited, relayed[i].sig);
+	for (size_t i = 0; i < N_RELAYED; i++) {
+		struct sigaction sa;
+		if (sigaction(relayed[i].sig, NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+			sigaddset(&waited, relayed[i].sig);
+	}
+	/* An ignored SIGCHLD is never delivered, so sigwaitinfo would wait forever. */
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
+	sigaction(SIGCHLD, &dfl, &old_chld);
+	/* Blocked before the fork, so none is lost between fork and wait. */
 	sigprocmask(SIG_BLOCK, &waited, &old);
 
-	/* A failed execv reports its errno through a close-on-exec pipe. */
-	int exec_pipe[2];
-	if (pipe2(exec_pipe, O_CLOEXEC) < 0) {
-		int e = errno;
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot make a pipe: %s", strerror(e));
-	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(exec_pipe[0]);
-		close(exec_pipe[1]);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot start %s: %s", argv[0], strerror(e));
-	}
-	if (pid == 0) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		execv(argv[0], argv);
-		int e = errno;
-		if (write(exec_pipe[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(exec_pipe[1]);
-	int exec_errno = 0;
-	ssize_t got;
-	while ((got = read(exec_pipe[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR)
-		;
-	close(exec_pipe[0]);
-	if (got == (ssize_t)sizeof(exec_errno)) {
-		waitpid(pid, NULL, 0);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		return gb_fail(err, EXIT_BOX_NOPODMAN, "cannot run %s: %s", argv[0],
-		               strerror(exec_errno));
-	}
-
-	int wstatus = 0;
-	for (;;) {
+	struct child c = { argv, env, CHILD_INHERIT };
+	pid_t pid;
+	int rc = child_start(&c, &pid, err);
+	bool waiting = rc == 0;
+	while (waiting) {
 		siginfo_t info;
 		int sig = sigwaitinfo(&waited, &info);
 		if (sig < 0)
 			continue; /* EINTR from a signal outside the set */
 		if (sig != SIGCHLD) {
-			relay(podman, box, token, sig);
+			relay(env, podman, box, token, sig);
 			continue;
 		}
 		/* SIGCHLD also comes from relay's own children: only ours ends the wait. */
+		int wstatus;
 		pid_t done = waitpid(pid, &wstatus, WNOHANG);
-		if (done == pid)
-			break;
-		if (done < 0 && errno != EINTR) {
-			wstatus = 0;
-			break;
+		if (done == pid) {
+			rc = child_status(wstatus);
+			waiting = false;
+		} else if (done < 0 && errno != EINTR) {
+			rc = gb_fail(err, EXIT_BOX_INTERNAL, "cannot wait for podman exec: %s",
+			             strerror(errno));
+			waiting = false;
 		}
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (WIFSIGNALED(wstatus))
-		return 128 + WTERMSIG(wstatus);
-	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : EXIT_BOX_INTERNAL;
+	sigaction(SIGCHLD, &old_chld, NULL);
+	return rc;
 }

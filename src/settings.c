@@ -84,12 +84,13 @@ void settings_clear(struct settings *s)
 	list_clear(&s->forward_env);
 	list_clear(&s->ports);
 	list_clear(&s->podman_args);
+	list_clear(&s->protected_paths);
 	strv_clear(&s->trusted);
 	memset(s, 0, sizeof(*s));
 }
 
-/* The kernel's limit on one "NAME=value" environment string. */
-#define ENV_VALUE_MAX (128 * 1024)
+/* podman reads its env file a line at a time, 64 KiB at most ("NAME=value\n"). */
+#define ENV_LINE_MAX (64 * 1024)
 
 /* ---- validation helpers; each returns NULL when fine, else what is wrong ---- */
 
@@ -101,10 +102,12 @@ static bool has_control(const char *s)
 	return false;
 }
 
-static const char *check_image(const char *v)
+const char *image_name_problem(const char *v)
 {
 	if (!*v)
 		return "must not be empty";
+	if (*v == '-')
+		return "must not start with '-' (podman would read it as an option)";
 	for (const unsigned char *c = (const unsigned char *)v; *c; c++)
 		if (*c <= 0x20 || *c == 0x7f)
 			return "must be an image name without spaces or control characters";
@@ -187,10 +190,19 @@ struct parse {
 	struct gb_error *err;
 };
 
+/* A key path as it may be printed: keys come from the file, and an escape
+ * sequence in one must not reach the terminal. */
+static char *printable_path(const char *path)
+{
+	return has_control(path) ? shell_quote(path) : xstrdup(path);
+}
+
 static int bad(struct parse *p, const char *path, const char *what)
 {
 	char *file = shell_quote(p->src->file);
-	gb_fail(p->err, EXIT_BOX_CONFIG, "%s: %s: %s", file, path, what);
+	char *key = printable_path(path);
+	gb_fail(p->err, EXIT_BOX_CONFIG, "%s: %s: %s", file, key, what);
+	free(key);
 	free(file);
 	return -1;
 }
@@ -198,15 +210,20 @@ static int bad(struct parse *p, const char *path, const char *what)
 static int untrusted(struct parse *p, const char *path, const char *what)
 {
 	char *file = shell_quote(p->src->file);
-	/* The fix is JSON to paste into the user's file, so the path is JSON-quoted. */
-	cJSON *dir = cJSON_CreateString(p->src->box_dir ? p->src->box_dir : "");
-	char *json_dir = dir ? cJSON_PrintUnformatted(dir) : NULL;
-	gb_fail(p->err, EXIT_BOX_CONFIG,
-	        "%s: %s: a project file may not %s (any cloned repository could); put it in "
-	        "your own config.json, or trust this project there with \"trusted_projects\": [%s]",
-	        file, path, what, json_dir ? json_dir : "\"...\"");
-	cJSON_free(json_dir);
-	cJSON_Delete(dir);
+	char *key = printable_path(path);
+	if (p->src->approval_change)
+		gb_fail(p->err, EXIT_BOX_CONFIG,
+		        "%s: %s: a project file may not %s without your approval, and %s "
+		        "changed since you approved it; review the change with gemini-box "
+		        "--box-trust",
+		        file, key, what, p->src->approval_change);
+	else
+		gb_fail(p->err, EXIT_BOX_CONFIG,
+		        "%s: %s: a project file may not %s without your approval (any cloned "
+		        "repository could); review and approve it with gemini-box --box-trust, "
+		        "or put it in your own config.json",
+		        file, key, what);
+	free(key);
 	free(file);
 	return -1;
 }
@@ -371,10 +388,11 @@ static int parse_env(struct parse *p, const cJSON *v)
 			rc = -1;
 		else if (!utf8_valid(e->valuestring))
 			rc = bad(p, path, "is not valid UTF-8, which podman would pass on changed");
-		else if (strlen(e->valuestring) + strlen(e->string) + 2 > ENV_VALUE_MAX)
-			/* Linux passes no environment string over 128 KiB (MAX_ARG_STRLEN). */
-			rc = bad(p, path,
-			         "longer than 128 KiB, which no program's environment can carry");
+		else if (strpbrk(e->valuestring, "\n\r"))
+			/* Values travel in podman's env file, one line each. */
+			rc = bad(p, path, "holds a line break, which podman's env file cannot carry");
+		else if (strlen(e->valuestring) + strlen(e->string) + 2 > ENV_LINE_MAX)
+			rc = bad(p, path, "longer than 64 KiB, which podman's env file cannot carry");
 		else if (!p->full_trust && env_name_forwarded(e->string))
 			/* A repository must not point your credentials at its own server. */
 			rc = untrusted(
@@ -422,6 +440,16 @@ static int parse_string_list(struct parse *p, const char *key, const cJSON *v,
 static const char *check_env_name(const char *v)
 {
 	return env_name_valid(v) ? NULL : "not a variable name (letters, digits and _)";
+}
+
+static const char *check_protected_path(const char *v)
+{
+	if (!*v || v[0] == '/' || has_control(v))
+		return "must be a path inside the project, such as \".envrc\" or \".vscode\"";
+	for (const char *c = v; c && *c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL)
+		if (strncmp(c, "..", 2) == 0 && (c[2] == '/' || c[2] == '\0'))
+			return "must stay inside the project (no \"..\")";
+	return NULL;
 }
 
 static const char *check_podman_arg(const char *v)
@@ -475,7 +503,10 @@ static int merge_object(struct parse *p, const cJSON *root)
 		const char *k = v->string;
 		int rc;
 		if (strcmp(k, "image") == 0) {
-			rc = parse_string_key(p, k, v, &s->image, check_image);
+			/* The image is the program that receives your keys. */
+			rc = p->full_trust ? parse_string_key(p, k, v, &s->image, image_name_problem)
+			                   : untrusted(p, k, "choose the image (the program that gets "
+			                                     "your keys)");
 		} else if (strcmp(k, "user") == 0) {
 			rc = parse_string_key(p, k, v, &s->user, check_user);
 		} else if (strcmp(k, "home") == 0) {
@@ -489,7 +520,9 @@ static int merge_object(struct parse *p, const cJSON *root)
 			                   : untrusted(p, k, "choose the container runtime");
 		} else if (strcmp(k, "containerfile") == 0) {
 			char *real = NULL;
-			rc = want_type(p, k, v, cJSON_IsString(v), "a string");
+			rc = p->full_trust ? want_type(p, k, v, cJSON_IsString(v), "a string")
+			                   : untrusted(p, k, "build the image (the program that gets "
+			                                     "your keys)");
 			if (rc == 0)
 				rc = host_path(p, k, v->valuestring,
 				               "build from a file outside the project", &real);
@@ -524,13 +557,16 @@ static int merge_object(struct parse *p, const cJSON *root)
 			rc = p->full_trust
 			             ? parse_string_list(p, k, v, &s->podman_args, check_podman_arg)
 			             : untrusted(p, k, "add podman arguments");
+		} else if (strcmp(k, "protected_paths") == 0) {
+			/* Only ever more protection: a project file may add to it too. */
+			rc = parse_string_list(p, k, v, &s->protected_paths, check_protected_path);
 		} else if (strcmp(k, "trusted_projects") == 0) {
 			rc = parse_trusted(p, v);
 		} else {
 			rc = bad(p, k,
 			         "unknown key; known: image, user, home, mounts, env, forward_env, "
 			         "ports, network, runtime, podman_args, containerfile, "
-			         "idle_stop_minutes, ide, trusted_projects");
+			         "idle_stop_minutes, ide, protected_paths, trusted_projects");
 		}
 		if (rc < 0)
 			return -1;
@@ -576,8 +612,8 @@ int settings_merge_env(struct settings *s, char *const *envp, struct gb_error *e
 		size_t offset;
 		const char *(*check)(const char *);
 	} vars[] = {
-		{ "GEMINI_IMAGE", offsetof(struct settings, image), check_image },
-		{ "GEMINI_BOX_IMAGE", offsetof(struct settings, image), check_image },
+		{ "GEMINI_IMAGE", offsetof(struct settings, image), image_name_problem },
+		{ "GEMINI_BOX_IMAGE", offsetof(struct settings, image), image_name_problem },
 		{ "GEMINI_BOX_USER", offsetof(struct settings, user), check_user },
 		{ "GEMINI_BOX_HOME", offsetof(struct settings, home), check_abs_path },
 		{ "GEMINI_BOX_NETWORK", offsetof(struct settings, network), check_network },
@@ -683,6 +719,7 @@ void settings_print(const struct settings *s, FILE *out)
 	print_list(out, "forward_env", &s->forward_env);
 	print_list(out, "ports", &s->ports);
 	print_list(out, "podman_args", &s->podman_args);
+	print_list(out, "protected_paths", &s->protected_paths);
 	for (size_t i = 0; i < s->trusted.n; i++) {
 		char k[64];
 		snprintf(k, sizeof(k), "trusted_projects[%zu]", i);
@@ -762,6 +799,7 @@ char *settings_to_json(const struct settings *s)
 	json_list(o, "forward_env", &s->forward_env);
 	json_list(o, "ports", &s->ports);
 	json_list(o, "podman_args", &s->podman_args);
+	json_list(o, "protected_paths", &s->protected_paths);
 	cJSON *trusted = cJSON_CreateArray();
 	for (size_t i = 0; i < s->trusted.n; i++)
 		cJSON_AddItemToArray(trusted, cJSON_CreateString(s->trusted.v[i]));
@@ -800,7 +838,7 @@ long settings_idle_seconds(const struct settings *s)
 	return (long)(s->idle_stop_minutes.value * 60 + 0.5);
 }
 
-char *settings_creation_digest(const struct settings *s, const char *init)
+char *settings_creation_digest(const struct settings *s, const char *init, bool ide_shared)
 {
 	struct strv pairs = STRV_INIT;
 	const struct {
@@ -827,6 +865,7 @@ char *settings_creation_digest(const struct settings *s, const char *init)
 	digest_end(&h, &pairs, "mounts");
 	digest_list(&pairs, "ports", &s->ports);
 	digest_list(&pairs, "podman_args", &s->podman_args);
+	digest_list(&pairs, "protected_paths", &s->protected_paths);
 	char idle[32];
 	snprintf(idle, sizeof(idle), "%ld", settings_idle_seconds(s));
 	hash_begin(&h);
@@ -836,9 +875,10 @@ char *settings_creation_digest(const struct settings *s, const char *init)
 	hash_add_str(&h, init);
 	digest_end(&h, &pairs, "init");
 	hash_begin(&h);
-	/* Only a host-network box mounts the IDE's port files: elsewhere "ide"
-	 * decides what each run carries, not what the box is. */
-	hash_add_str(&h, s->ide.value && strcmp(s->network.value, "host") == 0 ? "ide" : "no-ide");
+	/* Only a host-network box mounts the IDE's port files, and only when
+	 * they are there to share: elsewhere "ide" decides what each run
+	 * carries, not what the box is. */
+	hash_add_str(&h, ide_shared ? "ide" : "no-ide");
 	digest_end(&h, &pairs, "ide");
 
 	char *out = strv_join(&pairs, ",");

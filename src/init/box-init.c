@@ -26,6 +26,9 @@
 
 /* How often idleness is looked at; stopping a little late is harmless. */
 #define IDLE_POLL_SECONDS 2
+/* How long to try for the lock: 200 tries 10 ms apart. */
+#define LOCK_TRIES    200
+#define LOCK_RETRY_NS 10000000L
 
 static void say(const char *what)
 {
@@ -109,9 +112,20 @@ int main(int argc, char *argv[])
 	sigprocmask(SIG_BLOCK, &set, NULL);
 
 	if (lock_path) {
-		/* Held until exit: the kernel drops it however this process ends. */
-		int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+		/* Held until exit: the kernel drops it however this process ends.
+		 * The file is the host's, read-only here (flock needs no write
+		 * access). A run's shared probe may hold it for an instant: retry
+		 * for a while rather than run without it for good. */
+		int fd = open(lock_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		bool held = false;
+		for (int i = 0; fd >= 0 && i < LOCK_TRIES && !held; i++) {
+			held = flock(fd, LOCK_EX | LOCK_NB) == 0;
+			if (!held) {
+				struct timespec pause = { 0, LOCK_RETRY_NS };
+				nanosleep(&pause, NULL);
+			}
+		}
+		if (!held)
 			say("cannot hold the liveness lock; gemini-box will ask podman instead");
 	}
 

@@ -199,7 +199,7 @@ static void expect_dir(const struct tree *t, const char *cwd_rel, const char *wa
 	char *cwd = xasprintf("%s/%s", t->root, cwd_rel);
 	char *home = xasprintf("%s/home", t->root);
 	char *want = xasprintf("%s/%s", t->root, want_rel);
-	char *got = box_dir_find(cwd, home);
+	char *got = box_dir_find(cwd, home, geteuid());
 	assert_string_equal(got, want);
 	free(got);
 	free(want);
@@ -230,6 +230,26 @@ static void test_within(void **state)
 	assert_true(path_is_within("/x", "/"));
 }
 
+/* The search never adopts, or looks past, a directory someone else owns. */
+static void test_dir_find_stops_at_another_users_dir(void **state)
+{
+	const struct tree *t = *state;
+	char *cwd = xasprintf("%s/home/proj/a/b", t->root);
+	char *got = box_dir_find(cwd, NULL, geteuid() + 1);
+	assert_string_equal(got, cwd); /* not even cwd's own parents */
+	free(got);
+	if (geteuid() == 0) {
+		char *proj = xasprintf("%s/home/proj", t->root);
+		assert_int_equal(chown(proj, 4242, 4242), 0);
+		got = box_dir_find(cwd, NULL, 0);
+		assert_string_equal(got, cwd); /* proj and its .git: another user's */
+		free(got);
+		assert_int_equal(chown(proj, 0, 0), 0);
+		free(proj);
+	}
+	free(cwd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +258,8 @@ int main(void)
 		cmocka_unit_test(test_slug),
 		cmocka_unit_test(test_slug_is_cut),
 		cmocka_unit_test(test_name_hostile_paths),
+		cmocka_unit_test_setup_teardown(test_dir_find_stops_at_another_users_dir, tree_setup,
+		                                tree_teardown),
 		cmocka_unit_test_setup_teardown(test_dir_find, tree_setup, tree_teardown),
 		cmocka_unit_test(test_within),
 	};

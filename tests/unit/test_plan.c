@@ -148,20 +148,29 @@ static void test_create_argv(void **state)
 	assert_has(&a,
 	           "type=bind,\"source=/home/u/.local/share/gemini-box/init/abc/gemini-box-init\","
 	           "\"destination=" BOX_INIT_PATH "\",readonly=true");
+	/* Of the state directory, only the lock, read-only: the record is the host's. */
 	assert_has(&a,
-	           "type=bind,\"source=/run/user/1000/gemini-box/gemini-box-proj-0123456789ab\","
-	           "\"destination=" BOX_STATE_PATH "\"");
+	           "type=bind,\"source=/run/user/1000/gemini-box/gemini-box-proj-0123456789ab/lock\","
+	           "\"destination=" BOX_LOCK_PATH "\",readonly=true");
+	for (size_t i = 0; i < a.n; i++)
+		assert_null(strstr(a.v[i], "0123456789ab\",\"destination"));
 	assert_has(&a, "--label=" BOX_LABEL_INIT
 	               "=/home/u/.local/share/gemini-box/init/abc/gemini-box-init");
 	assert_has(&a, "--label=" BOX_LABEL_STATE
 	               "=/run/user/1000/gemini-box/gemini-box-proj-0123456789ab");
 	assert_string_equal(a.v[a.n - 5], "localhost/img:1");
 	assert_string_equal(a.v[a.n - 4], "--lock");
-	assert_string_equal(a.v[a.n - 3], BOX_STATE_PATH "/" BOX_LOCK_FILE);
+	assert_string_equal(a.v[a.n - 3], BOX_LOCK_PATH);
 	assert_string_equal(a.v[a.n - 2], "--idle-seconds");
 	assert_string_equal(a.v[a.n - 1], "1800");
 	assert_has(&a, "type=bind,\"source=/home/u/proj\",\"destination=/home/u/proj\"");
-	assert_has(&a, "type=bind,\"source=/home/u/.gemini\",\"destination=/home/node/.gemini\"");
+	/* ~/.gemini through an overlay; only tmp/ and history/ written through. */
+	assert_has(&a, "/home/u/.gemini:/home/node/.gemini:O");
+	assert_has(&a, "type=bind,\"source=/home/u/.gemini/tmp\",\"destination=/home/node/.gemini/tmp\"");
+	assert_has(&a, "type=bind,\"source=/home/u/.gemini/history\","
+	               "\"destination=/home/node/.gemini/history\"");
+	for (size_t i = 0; i < a.n; i++)
+		assert_null(strstr(a.v[i], "\"source=/home/u/.gemini\""));
 	/* Nothing of the run is frozen into the box. */
 	for (size_t i = 0; i < a.n; i++) {
 		assert_null(strstr(a.v[i], "--env"));
@@ -235,7 +244,7 @@ static void test_create_argv_from_settings(void **state)
 	assert_has(&a, "--publish=127.0.0.1:8080:80");
 	assert_has(&a, "--label=" BOX_LABEL_SETTINGS "=image=0123456789ab");
 	assert_has(&a, "type=bind,\"source=/data,x\",\"destination=/data\",readonly=true");
-	assert_has(&a, "type=bind,\"source=/home/u/.gemini\",\"destination=/root/.gemini\"");
+	assert_has(&a, "/home/u/.gemini:/root/.gemini:O");
 	/* podman_args come last before the image, so they can add anything. */
 	assert_int_equal(index_of(&a, "--cap-add=NET_RAW"), (ssize_t)a.n - 6);
 	strv_clear(&a);
@@ -270,7 +279,7 @@ static void test_runsc_box(void **state)
 	assert_string_equal(a.v[3], "create");
 	assert_has(&a, "--runtime=/usr/bin/runsc");
 	assert_has(&a, "--user=0:0");
-	assert_has(&a, "type=bind,\"source=/home/u/.gemini\",\"destination=/root/.gemini\"");
+	assert_has(&a, "/home/u/.gemini:/root/.gemini:O");
 	for (size_t i = 0; i < a.n; i++)
 		assert_null(strstr(a.v[i], "keep-id"));
 	strv_clear(&a);
@@ -448,6 +457,39 @@ static void test_plan_print(void **state)
 	plan_clear(&p);
 }
 
+/* Values travel in the env file: the command line names the file, never a value. */
+static void test_exec_argv_env_file(void **state)
+{
+	(void)state;
+	struct box_spec s = spec();
+	s.env_file = "/run/user/1000/gemini-box/box/env-feedface";
+	struct strv a = STRV_INIT;
+	podman_exec_argv(&s, &a);
+	assert_has(&a, "--env-file=/run/user/1000/gemini-box/box/env-feedface");
+	strv_clear(&a);
+}
+
+/* Host steps print as commands a shell runs to the same effect. */
+static void test_host_steps_print(void **state)
+{
+	(void)state;
+	struct plan p = PLAN_INIT;
+	plan_add_host(&p, STEP_WRITE_ENV, "/s/env-1", "A=1\nB=two words\n");
+	plan_add_host(&p, STEP_REMOVE_FILE, "/s/env-1", NULL);
+	plan_add_host(&p, STEP_MKDIR, "/h/.gemini/tmp", NULL);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	plan_print(&p, f);
+	fclose(f);
+	assert_string_equal(buf, "sh -c 'f=$1; shift; umask 077 && printf '\\''%s\\n'\\'' \"$@\" >\"$f\"' "
+	                         "env-file /s/env-1 A=1 'B=two words'\n"
+	                         "rm -f /s/env-1\n"
+	                         "mkdir -p -m 0700 /h/.gemini/tmp\n");
+	free(buf);
+	plan_clear(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +503,8 @@ int main(void)
 		cmocka_unit_test(test_shell_and_build_argv),
 		cmocka_unit_test(test_verb_argv),
 		cmocka_unit_test(test_exec_argv),
+		cmocka_unit_test(test_exec_argv_env_file),
+		cmocka_unit_test(test_host_steps_print),
 		cmocka_unit_test(test_exec_argv_hostile_args_stay_words),
 		cmocka_unit_test(test_plan_per_state),
 		cmocka_unit_test(test_plan_print),

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "podman.h"
+#include "spawn.h"
 #include "strv.h"
 
 static void test_message(void **state)
@@ -60,6 +61,31 @@ static void test_find_executable(void **state)
 	free(p);
 }
 
+extern char **environ;
+
+static int run_command(char *const argv[], enum child_io io, struct run_result *r,
+                       struct gb_error *err)
+{
+	struct child c = { argv, environ, io };
+	return child_run(&c, r, err);
+}
+
+/* A child gets exactly the environment it is given, not gemini-box's own. */
+static void test_run_gets_the_environment_given(void **state)
+{
+	(void)state;
+	char *argv[] = { "/usr/bin/env", NULL };
+	char *env[] = { "ONLY=this", NULL };
+	struct child c = { argv, env, CHILD_CAPTURE };
+	struct run_result r;
+	struct gb_error err = GB_ERROR_INIT;
+	assert_int_equal(setenv("GB_PARENT_ONLY", "x", 1), 0);
+	assert_int_equal(child_run(&c, &r, &err), 0);
+	assert_string_equal(r.out, "ONLY=this\n");
+	run_result_clear(&r);
+	unsetenv("GB_PARENT_ONLY");
+}
+
 static void test_run_captures_and_hides_stdin(void **state)
 {
 	(void)state;
@@ -67,7 +93,7 @@ static void test_run_captures_and_hides_stdin(void **state)
 	char *argv[] = { "/bin/sh", "-c", "cat; echo out; echo err >&2; exit 3", NULL };
 	struct run_result r;
 	struct gb_error err = GB_ERROR_INIT;
-	assert_int_equal(run_command(argv, RUN_CAPTURE, &r, &err), 0);
+	assert_int_equal(run_command(argv, CHILD_CAPTURE, &r, &err), 0);
 	assert_int_equal(r.status, 3);
 	assert_string_equal(r.out, "out\n");
 	assert_string_equal(r.err, "err\n");
@@ -84,7 +110,7 @@ static void test_run_large_output(void **state)
 		         NULL };
 	struct run_result r;
 	struct gb_error err = GB_ERROR_INIT;
-	assert_int_equal(run_command(argv, RUN_CAPTURE, &r, &err), 0);
+	assert_int_equal(run_command(argv, CHILD_CAPTURE, &r, &err), 0);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(strlen(r.out), 20000 * 11);
 	assert_int_equal(strlen(r.err), 20000 * 11);
@@ -97,14 +123,14 @@ static void test_run_missing_program(void **state)
 	char *argv[] = { "/nonexistent/podman", NULL };
 	struct run_result r;
 	struct gb_error err = GB_ERROR_INIT;
-	assert_int_equal(run_command(argv, RUN_CAPTURE, &r, &err), -1);
+	assert_int_equal(run_command(argv, CHILD_CAPTURE, &r, &err), -1);
 	assert_int_equal(err.status, EXIT_BOX_NOPODMAN);
 	assert_non_null(strstr(err.msg, "cannot run /nonexistent/podman: No such file"));
 	assert_null(r.out);
 	gb_error_clear(&err);
 	/* A program that runs and exits 127 is a result, not a failure to run. */
 	char *exits127[] = { "/bin/sh", "-c", "exit 127", NULL };
-	assert_int_equal(run_command(exits127, RUN_CAPTURE, &r, &err), 0);
+	assert_int_equal(run_command(exits127, CHILD_CAPTURE, &r, &err), 0);
 	assert_int_equal(r.status, 127);
 	run_result_clear(&r);
 }
@@ -115,7 +141,7 @@ static void test_run_signal(void **state)
 	char *argv[] = { "/bin/sh", "-c", "kill -TERM $$", NULL };
 	struct run_result r;
 	struct gb_error err = GB_ERROR_INIT;
-	assert_int_equal(run_command(argv, RUN_SHOW, &r, &err), 0);
+	assert_int_equal(run_command(argv, CHILD_SHOW, &r, &err), 0);
 	assert_int_equal(r.status, 128 + 15);
 	assert_string_equal(r.out, "");
 	assert_string_equal(r.err, "");
@@ -127,6 +153,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_message),
 		cmocka_unit_test(test_find_executable),
+		cmocka_unit_test(test_run_gets_the_environment_given),
 		cmocka_unit_test(test_run_captures_and_hides_stdin),
 		cmocka_unit_test(test_run_large_output),
 		cmocka_unit_test(test_run_missing_program),

@@ -17,6 +17,8 @@
 #include "session.h"
 #include "strv.h"
 
+extern char **environ;
+
 static void test_token(void **state)
 {
 	(void)state;
@@ -50,7 +52,7 @@ static int run_sh(const char *script)
 {
 	char *argv[] = { "/bin/sh", "-c", (char *)(uintptr_t)script, NULL };
 	struct gb_error err = GB_ERROR_INIT;
-	return session_run(argv, "/nonexistent/podman", "box", "tok", &err);
+	return session_run(argv, environ, "/nonexistent/podman", "box", "tok", &err);
 }
 
 static void test_statuses_pass_through(void **state)
@@ -68,7 +70,7 @@ static void test_missing_program(void **state)
 	(void)state;
 	char *argv[] = { "/nonexistent/podman", NULL };
 	struct gb_error err = GB_ERROR_INIT;
-	assert_int_equal(session_run(argv, "/nonexistent/podman", "box", "tok", &err), -1);
+	assert_int_equal(session_run(argv, environ, "/nonexistent/podman", "box", "tok", &err), -1);
 	assert_int_equal(err.status, EXIT_BOX_NOPODMAN);
 	assert_non_null(strstr(err.msg, "cannot run /nonexistent/podman: No such file"));
 	gb_error_clear(&err);
@@ -106,7 +108,7 @@ static void test_signal_is_relayed(void **state)
 	                         pidfile, pidfile);
 	char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct gb_error err = GB_ERROR_INIT;
-	int status = session_run(argv, fake, "the-box", "feedface", &err);
+	int status = session_run(argv, environ, fake, "the-box", "feedface", &err);
 	assert_int_equal(status, 128 + SIGTERM);
 	int st;
 	waitpid(poker, &st, 0);
@@ -128,6 +130,50 @@ static void test_signal_is_relayed(void **state)
 	free(pidfile);
 }
 
+/* With SIGCHLD inherited as ignored, the end of the session is still seen. */
+static void test_ignored_sigchld_does_not_hang(void **state)
+{
+	(void)state;
+	signal(SIGCHLD, SIG_IGN);
+	assert_int_equal(run_sh("exit 7"), 7);
+	signal(SIGCHLD, SIG_DFL);
+}
+
+/* Under nohup, a HUP is the caller's to ignore: it never reaches the box. */
+static void test_ignored_signal_is_not_relayed(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/gb-session-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *fake = xasprintf("%s/podman", dir);
+	char *mark = xasprintf("%s/mark", dir);
+	FILE *f = fopen(fake, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\necho relayed >%s\n", mark);
+	fclose(f);
+	assert_int_equal(chmod(fake, 0755), 0);
+	signal(SIGHUP, SIG_IGN);
+	pid_t self = getpid();
+	pid_t poker = fork();
+	assert_true(poker >= 0);
+	if (poker == 0) {
+		usleep(200000);
+		kill(self, SIGHUP);
+		_exit(0);
+	}
+	char *argv[] = { "/bin/sh", "-c", "sleep 1; exit 3", NULL };
+	struct gb_error err = GB_ERROR_INIT;
+	assert_int_equal(session_run(argv, environ, fake, "box", "tok", &err), 3);
+	int st;
+	waitpid(poker, &st, 0);
+	signal(SIGHUP, SIG_DFL);
+	assert_int_equal(access(mark, F_OK), -1);
+	unlink(fake);
+	rmdir(dir);
+	free(fake);
+	free(mark);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -136,6 +182,8 @@ int main(void)
 		cmocka_unit_test(test_statuses_pass_through),
 		cmocka_unit_test(test_missing_program),
 		cmocka_unit_test(test_signal_is_relayed),
+		cmocka_unit_test(test_ignored_sigchld_does_not_hang),
+		cmocka_unit_test(test_ignored_signal_is_not_relayed),
 	};
 	return cmocka_run_group_tests_name("session", tests, NULL, NULL);
 }

@@ -164,10 +164,11 @@ static void test_precedence(void **state)
 	                       "\"ports\": [\"1:1\"], \"network\": \"none\"}",
 	                       ORIGIN_USER, false, &err),
 	                 0);
+	/* an approved project (its image is privileged) */
 	assert_int_equal(merge(&s,
 	                       "{\"image\": \"project:1\", \"env\": {\"B\": \"p\"},"
 	                       "\"ports\": [\"2:2\"]}",
-	                       ORIGIN_PROJECT, false, &err),
+	                       ORIGIN_PROJECT, true, &err),
 	                 0);
 	assert_string_equal(s.image.value, "project:1");
 	assert_int_equal(s.image.origin.kind, ORIGIN_PROJECT);
@@ -290,7 +291,24 @@ static void test_errors(void **state)
 		{ "{\"env\": {\"GOOGLE_GEMINI_BASE_URL\": \"https://evil\"}}", ORIGIN_PROJECT,
 		  "env.GOOGLE_GEMINI_BASE_URL: a project file may not set a variable" },
 		{ "{\"containerfile\": \"~/data\"}", ORIGIN_PROJECT,
-		  "containerfile: a project file may not build from a file outside" },
+		  "containerfile: a project file may not build the image (the program that gets "
+		  "your keys) without your approval" },
+		{ "{\"containerfile\": \"Containerfile\"}", ORIGIN_PROJECT,
+		  "gemini-box --box-trust" },
+		{ "{\"image\": \"evil/gemini:1\"}", ORIGIN_PROJECT,
+		  "image: a project file may not choose the image (the program that gets your "
+		  "keys) without your approval" },
+		{ "{\"image\": \"--privileged\"}", ORIGIN_USER, "image: must not start with '-'" },
+		{ "{\"env\": {\"A\": \"two\\nlines\"}}", ORIGIN_USER,
+		  "env.A: holds a line break, which podman's env file cannot carry" },
+		{ "{\"env\": {\"A\": \"cr\\r\"}}", ORIGIN_USER, "env.A: holds a line break" },
+		{ "{\"protected_paths\": [\"/etc\"]}", ORIGIN_USER,
+		  "protected_paths[0]: must be a path inside the project" },
+		{ "{\"protected_paths\": [\"a/../../x\"]}", ORIGIN_USER,
+		  "protected_paths[0]: must stay inside the project" },
+		{ "{\"protected_paths\": [\"..\"]}", ORIGIN_USER, "must stay inside the project" },
+		/* a key holding an escape sequence is quoted, never sent to the terminal */
+		{ "{\"\\u001b]0;pwned\\u0007\": 1}", ORIGIN_USER, "$'\\x1b]0;pwned\\x07': unknown key" },
 		{ "{\"trusted_projects\": [\"/\"]}", ORIGIN_PROJECT,
 		  "trusted_projects: only your own config.json can trust a project" },
 	};
@@ -316,14 +334,19 @@ static void test_project_may(void **state)
 	struct settings s;
 	settings_init(&s);
 	struct gb_error err = GB_ERROR_INIT;
-	const char *json = "{\"image\": \"repo/img:1\", \"env\": {\"NODE_ENV\": \"dev\"},"
+	const char *json = "{\"env\": {\"NODE_ENV\": \"dev\"},"
 	                   "\"ports\": [\"5173:5173\"], \"network\": \"none\", \"user\": \"0:0\","
 	                   "\"mounts\": [{\"source\": \"sub\", \"target\": \"/work/sub\"}],"
-	                   "\"containerfile\": \"Containerfile\"}";
+	                   "\"protected_paths\": [\".envrc\"]}";
 	assert_int_equal(merge(&s, json, ORIGIN_PROJECT, false, &err), 0);
 	char *sub = xasprintf("%s/sub", project);
 	assert_string_equal(s.mounts[0].source, sub);
 	free(sub);
+	assert_string_equal(s.protected_paths.v[0].value, ".envrc");
+	/* image and containerfile once the user approved the project */
+	json = "{\"image\": \"repo/img:1\", \"containerfile\": \"Containerfile\"}";
+	assert_int_equal(merge(&s, json, ORIGIN_PROJECT, true, &err), 0);
+	assert_string_equal(s.image.value, "repo/img:1");
 	char *cf = xasprintf("%s/Containerfile", project);
 	assert_string_equal(s.containerfile.value, cf);
 	free(cf);
@@ -378,8 +401,8 @@ static void test_digest_and_drift(void **state)
 	struct settings a, b;
 	settings_init(&a);
 	settings_init(&b);
-	char *da = settings_creation_digest(&a, "init-a");
-	char *db = settings_creation_digest(&b, "init-a");
+	char *da = settings_creation_digest(&a, "init-a", false);
+	char *db = settings_creation_digest(&b, "init-a", false);
 	assert_string_equal(da, db);
 	assert_non_null(strstr(da, "image="));
 	assert_non_null(strstr(da, "mounts="));
@@ -394,7 +417,7 @@ static void test_digest_and_drift(void **state)
 	                       ORIGIN_USER, false, &err),
 	                 0);
 	free(db);
-	db = settings_creation_digest(&b, "init-a");
+	db = settings_creation_digest(&b, "init-a", false);
 	assert_string_equal(da, db);
 
 	assert_int_equal(merge(&b,
@@ -403,7 +426,7 @@ static void test_digest_and_drift(void **state)
 	                       ORIGIN_USER, false, &err),
 	                 0);
 	free(db);
-	db = settings_creation_digest(&b, "init-a");
+	db = settings_creation_digest(&b, "init-a", false);
 	settings_digest_diff(da, db, &changed);
 	assert_int_equal(changed.n, 3);
 	assert_string_equal(changed.v[0], "image");
@@ -413,34 +436,34 @@ static void test_digest_and_drift(void **state)
 
 	/* A box without the label (older gemini-box) differs in every key. */
 	settings_digest_diff(NULL, db, &changed);
-	assert_int_equal(changed.n, 11);
+	assert_int_equal(changed.n, 12);
 	strv_clear(&changed);
 	/* Another init is drift too, and so is another idle time. */
-	char *other_init = settings_creation_digest(&b, "init-b");
+	char *other_init = settings_creation_digest(&b, "init-b", false);
 	settings_digest_diff(db, other_init, &changed);
 	assert_int_equal(changed.n, 1);
 	assert_string_equal(changed.v[0], "init");
 	strv_clear(&changed);
 	free(other_init);
 	b.idle_stop_minutes.value = 0;
-	other_init = settings_creation_digest(&b, "init-a");
+	other_init = settings_creation_digest(&b, "init-a", false);
 	settings_digest_diff(db, other_init, &changed);
 	assert_int_equal(changed.n, 1);
 	assert_string_equal(changed.v[0], "idle_stop_minutes");
 	strv_clear(&changed);
 	free(other_init);
 	b.idle_stop_minutes.value = DEFAULT_IDLE_STOP_MINUTES;
-	/* "ide" shapes only a host-network box (its port-file mount). */
+	/* "ide" shapes only a box that shares the port files (host network). */
 	b.ide.value = 0;
-	other_init = settings_creation_digest(&b, "init-a");
+	other_init = settings_creation_digest(&b, "init-a", false);
 	settings_digest_diff(db, other_init, &changed);
 	assert_int_equal(changed.n, 0);
 	free(other_init);
 	free(b.network.value);
 	b.network.value = xstrdup("host");
-	char *host_no_ide = settings_creation_digest(&b, "init-a");
+	char *host_no_ide = settings_creation_digest(&b, "init-a", false);
 	b.ide.value = 1;
-	char *host_ide = settings_creation_digest(&b, "init-a");
+	char *host_ide = settings_creation_digest(&b, "init-a", true);
 	settings_digest_diff(host_no_ide, host_ide, &changed);
 	assert_int_equal(changed.n, 1);
 	assert_string_equal(changed.v[0], "ide");
@@ -458,7 +481,7 @@ static void test_digest_and_drift(void **state)
 	                       "\"readonly\": true}]}",
 	                       ORIGIN_USER, false, &err),
 	                 0);
-	char *dc = settings_creation_digest(&c, "init-a");
+	char *dc = settings_creation_digest(&c, "init-a", false);
 	settings_digest_diff(db, dc, &changed);
 	assert_int_equal(changed.n, 1);
 	assert_string_equal(changed.v[0], "mounts");
@@ -477,7 +500,7 @@ static void test_print_and_json(void **state)
 	struct settings s;
 	settings_init(&s);
 	struct gb_error err = GB_ERROR_INIT;
-	assert_int_equal(merge(&s, "{\"image\": \"x:1\", \"env\": {\"A\": \"line\\nbreak\"}}",
+	assert_int_equal(merge(&s, "{\"image\": \"x:1\", \"env\": {\"A\": \"tab\\tstop\"}}",
 	                       ORIGIN_USER, false, &err),
 	                 0);
 	char *text = NULL;
@@ -487,12 +510,12 @@ static void test_print_and_json(void **state)
 	fclose(f);
 	assert_non_null(strstr(text, "image            = x:1  (user file /u/config.json)\n"));
 	assert_non_null(strstr(text, "user             = 1000:1000  (default)\n"));
-	assert_non_null(strstr(text, "env.A            = $'line\\nbreak'  (user file"));
+	assert_non_null(strstr(text, "env.A            = $'tab\\tstop'  (user file"));
 	free(text);
 	char *json = settings_to_json(&s);
 	assert_non_null(strstr(json, "\"image\":"));
 	assert_non_null(strstr(json, "\"kind\":\t\"user file\""));
-	assert_non_null(strstr(json, "line\\nbreak"));
+	assert_non_null(strstr(json, "tab\\tstop"));
 	free(json);
 	settings_clear(&s);
 }
@@ -516,14 +539,14 @@ static void test_hostile_values(void **state)
 	size_t n = strlen(big);
 	memset(big + n, 'v', (1 << 20) - n - 10);
 	strcpy(big + (1 << 20) - 10, "\"}}");
-	/* No environment string may exceed 128 KiB: refused when read, not when run. */
+	/* podman reads an env file line of 64 KiB at most: refused when read, not when run. */
 	assert_int_equal(merge(&s, big, ORIGIN_USER, false, &err), -1);
-	assert_non_null(strstr(err.msg, "env.BIG: longer than 128 KiB"));
+	assert_non_null(strstr(err.msg, "env.BIG: longer than 64 KiB"));
 	gb_error_clear(&err);
-	/* 100 KiB fits. */
-	strcpy(big + n + 100 * 1024, "\"}}");
+	/* 60 KiB fits. */
+	strcpy(big + n + 60 * 1024, "\"}}");
 	assert_int_equal(merge(&s, big, ORIGIN_USER, false, &err), 0);
-	assert_int_equal(strlen(s.env[0].value), 100 * 1024);
+	assert_int_equal(strlen(s.env[0].value), 60 * 1024);
 	free(big);
 	assert_int_equal(merge(&s, "{\"image\": \"\\u00e9\"}", ORIGIN_USER, false, &err), 0);
 	assert_string_equal(s.image.value, "\xc3\xa9");

@@ -1,0 +1,182 @@
+#define _GNU_SOURCE
+#include "protect.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "boxid.h"
+
+/* The first line of a small file, without its newline; NULL if unreadable. */
+static char *first_line(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char buf[4097];
+	ssize_t n = -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return xstrdup(buf);
+}
+
+static char *dirname_of(const char *path)
+{
+	char *d = xstrdup(path);
+	char *slash = strrchr(d, '/');
+	if (slash && slash != d)
+		*slash = '\0';
+	else if (slash)
+		slash[1] = '\0';
+	return d;
+}
+
+char *worktree_common_dir(const char *gitfile)
+{
+	char *line = first_line(gitfile);
+	if (!line || strncmp(line, "gitdir: ", 8) != 0) {
+		free(line);
+		return NULL;
+	}
+	char *base = dirname_of(gitfile);
+	char *named = line[8] == '/' ? xstrdup(line + 8) : xasprintf("%s/%s", base, line + 8);
+	free(base);
+	free(line);
+	char *gitdir = realpath(named, NULL);
+	free(named);
+	if (!gitdir)
+		return NULL;
+	/* C/worktrees/NAME */
+	char *common = NULL;
+	char *parent = dirname_of(gitdir);
+	const char *leaf = strrchr(parent, '/');
+	if (leaf && strcmp(leaf, "/worktrees") == 0) {
+		char *c = dirname_of(parent);
+		char *back_path = xasprintf("%s/gitdir", gitdir);
+		char *back = first_line(back_path);
+		char *back_real = back ? realpath(back, NULL) : NULL;
+		char *self = realpath(gitfile, NULL);
+		struct stat st;
+		if (back_real && self && strcmp(back_real, self) == 0 && lstat(c, &st) == 0 &&
+		    S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+			common = xstrdup(c);
+		free(self);
+		free(back_real);
+		free(back);
+		free(back_path);
+		free(c);
+	}
+	free(parent);
+	free(gitdir);
+	return common;
+}
+
+static void add(struct protection *p, const char *path, bool readonly)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->v[i].path, path) == 0) {
+			p->v[i].readonly = p->v[i].readonly || readonly;
+			return;
+		}
+	p->v = xrealloc(p->v, (p->n + 1) * sizeof(*p->v));
+	p->v[p->n].path = xstrdup(path);
+	p->v[p->n].readonly = readonly;
+	p->n++;
+}
+
+/* Protects path (a path below root, as named) where it resolves below root:
+ * pins every directory between root and it, then mounts it read-only. */
+static void protect_below(struct protection *p, const char *root, const char *path)
+{
+	char *real = realpath(path, NULL);
+	if (!real || !path_is_within(real, root) || strcmp(real, root) == 0) {
+		free(real);
+		return;
+	}
+	for (char *s = real + strlen(root) + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		add(p, real, false);
+		*s = '/';
+	}
+	add(p, real, true);
+	free(real);
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct self_mount *)a)->path, ((const struct self_mount *)b)->path);
+}
+
+void protection_of(const char *dir, const struct strv *extra, struct protection *out)
+{
+	memset(out, 0, sizeof(*out));
+	static const char *const git_defaults[] = PROTECT_GIT_DEFAULTS;
+	static const char *const project_defaults[] = PROTECT_PROJECT_DEFAULTS;
+	char *dotgit = xasprintf("%s/.git", strcmp(dir, "/") == 0 ? "" : dir);
+	struct stat st;
+	const char *git_root = NULL; /* where git's own files are protected */
+	if (lstat(dotgit, &st) == 0 && S_ISDIR(st.st_mode)) {
+		git_root = dir;
+	} else if (lstat(dotgit, &st) == 0 && S_ISREG(st.st_mode)) {
+		out->git_dir = worktree_common_dir(dotgit);
+		if (out->git_dir && !path_is_within(out->git_dir, dir)) {
+			add(out, out->git_dir, false);
+			git_root = out->git_dir;
+		} else if (out->git_dir) { /* inside the project: mounted with it */
+			git_root = dir;
+		}
+	}
+	if (git_root) {
+		char *gd = strcmp(git_root, dir) == 0 && !out->git_dir ? xstrdup(dotgit)
+		                                                          : xstrdup(out->git_dir);
+		char *hooks = xasprintf("%s/hooks", gd);
+		if (lstat(hooks, &st) < 0 && errno == ENOENT)
+			out->make_hooks = xstrdup(hooks);
+		free(hooks);
+		for (size_t i = 0; i < sizeof(git_defaults) / sizeof(*git_defaults); i++) {
+			char *path = xasprintf("%s/%s", gd, git_defaults[i]);
+			protect_below(out, git_root, path);
+			if (out->make_hooks && strcmp(git_defaults[i], "hooks") == 0) {
+				/* made before the box is: protected like an existing one */
+				add(out, gd, false);
+				add(out, out->make_hooks, true);
+			}
+			free(path);
+		}
+		free(gd);
+	}
+	for (size_t i = 0; i < sizeof(project_defaults) / sizeof(*project_defaults); i++) {
+		char *path = xasprintf("%s/%s", dir, project_defaults[i]);
+		protect_below(out, dir, path);
+		free(path);
+	}
+	for (size_t i = 0; extra && i < extra->n; i++) {
+		char *path = xasprintf("%s/%s", dir, extra->v[i]);
+		protect_below(out, dir, path);
+		free(path);
+	}
+	/* A parent sorts before its children: "/a" < "/a/b". */
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(*out->v), by_path);
+	free(dotgit);
+}
+
+void protection_clear(struct protection *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->v[i].path);
+	free(p->v);
+	free(p->git_dir);
+	free(p->make_hooks);
+	memset(p, 0, sizeof(*p));
+}
