@@ -101,13 +101,20 @@ static void app_clear(struct app *a)
 	protection_clear(&a->protect);
 }
 
-static const char *nonempty_env(const struct app *a, const char *name)
+/* A variable of the caller's environment, or NULL when unset. */
+static const char *env_value(const struct app *a, const char *name)
 {
 	size_t n = strlen(name);
 	for (char *const *e = a->envp; e && *e; e++)
 		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-			return (*e)[n + 1] ? *e + n + 1 : NULL;
+			return *e + n + 1;
 	return NULL;
+}
+
+static const char *nonempty_env(const struct app *a, const char *name)
+{
+	const char *v = env_value(a, name);
+	return v && *v ? v : NULL;
 }
 
 static int find_podman(struct app *a, struct gb_error *err)
@@ -115,7 +122,7 @@ static int find_podman(struct app *a, struct gb_error *err)
 	const char *name = nonempty_env(a, "GEMINI_BOX_PODMAN");
 	if (!name)
 		name = "podman";
-	a->podman = find_executable(name, nonempty_env(a, "PATH"));
+	a->podman = find_executable(name, env_value(a, "PATH"));
 	if (a->podman)
 		return 0;
 	char *q = shell_quote(name);
@@ -809,7 +816,7 @@ static int run_host_step(const struct step *st, struct gb_error *err)
 	switch (st->kind) {
 	case STEP_MKDIR:
 		if (mkdir(st->path, 0700) < 0 && errno != EEXIST)
-			return gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot create", st->path,
+			return gb_fail_path(err, EXIT_BOX_NODIR, "cannot create", st->path,
 			                    strerror(errno));
 		return 0;
 	case STEP_STATE: {
@@ -1758,7 +1765,7 @@ static int cmd_doctor(struct app *a)
 		}
 		doctor_ide(&d, a, state);
 	}
-	char *runsc = find_executable("runsc", nonempty_env(a, "PATH"));
+	char *runsc = find_executable("runsc", env_value(a, "PATH"));
 	bool wants_runsc = settled && runtime_is_runsc(&a->settings);
 	if (runsc)
 		report(&d, CHECK_OK, "runsc (gVisor) is installed", NULL);

@@ -16,7 +16,7 @@
 # already has it, nothing is done. The root filesystem tarball is kept in
 # $GEMINI_BOX_TEST_CACHE (default /var/cache/gemini-box-tests) as
 # gemini-cli-VERSION-HASH.tar, so a missing image is re-imported from it in
-# seconds; only a cold run debootstraps and runs npm (about 2-4 minutes).
+# seconds; only a cold run debootstraps and runs npm (about 1 minute here).
 # Network: Debian's apt mirror and the npm registry only.
 # Progress goes to stderr ("build-gemini-image: ..."), the tools' own output to
 # $GEMINI_BOX_TEST_CACHE/build-gemini-image.log; a failure is one line naming it.

@@ -111,6 +111,20 @@ root_main() {
 		chmod 755 "$stage/gemini-box-init"
 	fi
 	cp -R "$HERE" "$stage/integration"
+	# What another real user plants (cases-containment.sh): a sticky shared
+	# directory of theirs holding .git and a project file, like /tmp with a
+	# /tmp/.git, and a TMPDIR where they made gemini/ide first.
+	id -u gbother >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin gbother || {
+		root_fail "useradd gbother failed"
+		return
+	}
+	mkdir -m 1777 "$stage/planted" "$stage/planted-tmp" && chown gbother: "$stage/planted" "$stage/planted-tmp"
+	runuser -u gbother -- sh -c 'umask 022 && mkdir -p "$1/.git" "$1/.gemini" "$2/gemini/ide" &&
+		echo "{\"mounts\": [{\"source\": \"/\", \"target\": \"/host\"}]}" >"$1/.gemini/gemini-box.json"' \
+		- "$stage/planted" "$stage/planted-tmp" || {
+		root_fail "cannot plant the files of gbother"
+		return
+	}
 	chmod -R a+rX "$stage"
 	chmod 755 "$stage/gemini-box" "$stage/integration/"*.sh "$stage/integration/image/gemini"
 
@@ -129,6 +143,7 @@ root_main() {
 		${GB_IT_TIMEOUT+GB_IT_TIMEOUT="$GB_IT_TIMEOUT"} \
 		${GB_IT_VERBOSE+GB_IT_VERBOSE="$GB_IT_VERBOSE"} \
 		GB_IT_DEDICATED_USER=1 GB_IT_PROGRESS="$stage/progress" \
+		GB_IT_PLANTED="$stage/planted" GB_IT_PLANTED_TMP="$stage/planted-tmp" \
 		bash "$stage/integration/run.sh" "$stage/gemini-box"
 	rc=$?
 	if [ $rc -gt 128 ]; then
@@ -764,6 +779,15 @@ t_arguments_arrive_unchanged() {
 tcase ide_variables_are_current_in_each_run
 t_ide_variables_are_current_in_each_run() {
 	local id
+	# The agent: in an isolated box, which cannot reach the companion, its
+	# token would only be a key to the IDE's tools; it stays out.
+	mkdir iso
+	GEMINI_CLI_IDE_SERVER_PORT=1111 GEMINI_CLI_IDE_AUTH_TOKEN=tok-zero gb --box-dir iso -p hi
+	expect_ok
+	expect_no_env GEMINI_CLI_IDE_SERVER_PORT
+	expect_no_env GEMINI_CLI_IDE_AUTH_TOKEN
+	grep -q 'cannot reach, so its variables stay out' "$T/err" || fail "no line says why the IDE variables stay out"
+	own_config '{"network": "host"}'
 	GEMINI_CLI_IDE_SERVER_PORT=1111 GEMINI_CLI_IDE_WORKSPACE_PATH="$PWD" GEMINI_CLI_IDE_PID=4242 \
 		GEMINI_CLI_IDE_AUTH_TOKEN=tok-one GEMINI_CLI_IDE_SERVER_STDIO_ARGS='["a b","c"]' \
 		GEMINI_CLI_IDE_SERVER_STDIO_COMMAND=/bin/true gb -p hi
@@ -832,8 +856,11 @@ t_no_secret_in_box_or_podman_argv() {
 	gb -p hi # creates the box
 	expect_ok
 	expect_env GEMINI_API_KEY "$s1"
-	expect_env GEMINI_CLI_IDE_AUTH_TOKEN "$s2"
+	expect_no_env GEMINI_CLI_IDE_AUTH_TOKEN # an isolated box cannot use it
 	expect_env GOOGLE_API_KEY "$s3"
+	# The run's env file (values gemini-box supplies) is gone after the run.
+	ls "${XDG_RUNTIME_DIR:-/tmp/gemini-box-$(id -u)}"/*/ 2>/dev/null | grep -q '^env-' &&
+		fail "a run's env file outlived the run"
 	gb -p again # reuses it
 	expect_ok
 	expect_env GEMINI_API_KEY "$s1"
@@ -1128,14 +1155,18 @@ tcase gemini_dir_is_mounted
 t_gemini_dir_is_mounted() {
 	local marker=gb-it-marker-$$-$RANDOM real
 	real=$(realpath .)
-	gb -p "touch:/home/node/.gemini/$marker"
+	mkdir -p "$HOME/.gemini"
+	printf 'host-content' >"$HOME/.gemini/$marker.host"
+	gb -p "touch:/home/node/.gemini/$marker" "touch:/home/node/.gemini/tmp/$marker" "cat:/home/node/.gemini/$marker.host"
 	expect_ok
-	[ -e "$HOME/.gemini/$marker" ] || fail "a file made in /home/node/.gemini is not in ~/.gemini"
-	rm -f "$HOME/.gemini/$marker"
+	expect_eq "$(rget "cat./home/node/.gemini/$marker.host")" host-content "a file of ~/.gemini read in the box"
+	[ -e "$HOME/.gemini/$marker" ] && fail "a file made in /home/node/.gemini reached the host's ~/.gemini"
+	[ -e "$HOME/.gemini/tmp/$marker" ] || fail "a file made in /home/node/.gemini/tmp is not in ~/.gemini/tmp"
+	rm -f "$HOME/.gemini/$marker" "$HOME/.gemini/$marker.host" "$HOME/.gemini/tmp/$marker"
 	box_of .
 	inspect '{{range .Mounts}}{{.Source}}|{{.Destination}}{{"\n"}}{{end}}' >"$T/mounts"
 	cat "$T/mounts"
-	grep -qxF "$(realpath "$HOME/.gemini")|/home/node/.gemini" "$T/mounts" || fail "no mount ~/.gemini -> /home/node/.gemini"
+	grep -qxF "$(realpath "$HOME/.gemini")/tmp|/home/node/.gemini/tmp" "$T/mounts" || fail "no mount ~/.gemini/tmp -> /home/node/.gemini/tmp"
 	grep -qxF "$real|$real" "$T/mounts" || fail "the project is not mounted at its own path"
 }
 
@@ -1152,8 +1183,8 @@ t_gemini_dir_is_created() {
 	[ -d "$HOME/.gemini" ] || fail "\$HOME/.gemini was not created"
 	expect_eq "$(stat -c %u "$HOME/.gemini")" "$(id -u)" "owner of the created ~/.gemini"
 	box_of .
-	grep -qxF "$HOME/.gemini|/home/node/.gemini" < <(inspect '{{range .Mounts}}{{.Source}}|{{.Destination}}{{"\n"}}{{end}}') ||
-		fail "no mount ~/.gemini -> /home/node/.gemini"
+	grep -qxF "$HOME/.gemini/tmp|/home/node/.gemini/tmp" < <(inspect '{{range .Mounts}}{{.Source}}|{{.Destination}}{{"\n"}}{{end}}') ||
+		fail "no mount ~/.gemini/tmp -> /home/node/.gemini/tmp"
 }
 
 tcase box_image_option_and_env
@@ -1566,6 +1597,8 @@ t_project_containerfile_is_built() {
 	mkdir -p .gemini
 	printf '%s\n' 'ARG BASE_IMAGE' 'FROM $BASE_IMAGE' 'USER root' "RUN touch /$marker" 'USER node' \
 		>.gemini/sandbox.Dockerfile
+	gb --box-trust --box-yes # it builds the program that gets the keys
+	expect_rc 0
 	gb -p hi
 	expect_ok
 	grep -q 'STEP' "$T/err" || fail "no build output (STEP ...) on stderr for the first run"
@@ -1624,6 +1657,10 @@ t_box_config_shows_origins() {
 	mkdir -p .gemini
 	printf '%s\n' '{"image": "from-project:1", "env": {"P": "1"}}' >.gemini/gemini-box.json
 	unset GEMINI_IMAGE
+	gb --box-config
+	expect_error 78 # a project's image needs approval
+	gb --box-trust --box-yes
+	expect_rc 0
 	gb --box-config
 	expect_rc 0
 	grep -q "^image *= from-project:1  (project file .*gemini-box.json)" "$T/out" || fail "project image not shown with its origin"
@@ -1728,6 +1765,7 @@ t_box_build_forces_and_drifts() {
 	local first second
 	mkdir -p .gemini
 	printf '%s\n' 'ARG BASE_IMAGE' 'FROM $BASE_IMAGE' 'RUN true' >.gemini/sandbox.Dockerfile
+	gb --box-trust --box-yes
 	gb -p hi
 	expect_ok
 	box_of .
@@ -1736,6 +1774,7 @@ t_box_build_forces_and_drifts() {
 	expect_rc 0
 	grep -q 'STEP' "$T/err" || fail "--box-build did not build although the image was up to date"
 	printf '%s\n' 'ARG BASE_IMAGE' 'FROM $BASE_IMAGE' 'RUN echo changed' >.gemini/sandbox.Dockerfile
+	gb --box-trust --box-yes
 	gb -p hi
 	expect_ok
 	grep -q '^gemini-box: .*image' "$T/err" || fail "a changed containerfile does not show as drift of the image"
@@ -1929,7 +1968,8 @@ t_published_port_serves_the_host() {
 	podman port "$BOX" | grep -q "^8000/tcp -> 127.0.0.1:$port\$" || fail "not published on loopback only: $(podman port "$BOX")"
 }
 
-source "$HERE/cases-hardening.sh" # races with podman and hostile input
+source "$HERE/cases-hardening.sh"   # races with podman and hostile input
+source "$HERE/cases-containment.sh" # a hostile repository or agent
 
 # podman_calls: the podman subcommands of the logged invocations, one a line.
 podman_calls() {
