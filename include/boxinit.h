@@ -4,9 +4,9 @@
  * copy in the user's data directory (so upgrading or moving gemini-box never
  * pulls the file from under an existing box). The init holds an exclusive
  * flock on <state dir>/lock, a file of a private per-user directory that the
- * box sees read-only; beside it, host-only, <state dir>/box records the directory and settings digest the
- * box was made with. A run that finds the lock held and the record equal to
- * its own goes straight to podman exec, without asking podman anything. */
+ * box sees read-only; beside it, host-only, <state dir>/box records the directory and settings
+ * digest the box was made with. A run that finds the lock held and the record equal to its own goes
+ * straight to podman exec, without asking podman anything. */
 #ifndef GEMINI_BOX_BOXINIT_H
 #define GEMINI_BOX_BOXINIT_H
 

@@ -20,8 +20,14 @@
 #include "strv.h"
 
 /* Protected in every project, relative to its git directory or the project. */
-#define PROTECT_GIT_DEFAULTS     { "config", "hooks", "modules" }
-#define PROTECT_PROJECT_DEFAULTS { ".gemini" }
+#define PROTECT_GIT_DEFAULTS                                                                       \
+	{                                                                                          \
+		"config", "hooks", "modules"                                                       \
+	}
+#define PROTECT_PROJECT_DEFAULTS                                                                   \
+	{                                                                                          \
+		".gemini"                                                                          \
+	}
 
 struct self_mount {
 	char *path; /* canonical; mounted at the same path */

@@ -22,7 +22,10 @@ struct run_env {
 	struct strv fixed; /* "NAME=value" lines of the env file, sorted by name */
 };
 
-#define RUN_ENV_INIT { STRV_INIT, STRV_INIT }
+#define RUN_ENV_INIT                                                                               \
+	{                                                                                          \
+		STRV_INIT, STRV_INIT                                                               \
+	}
 
 struct run_env_input {
 	const struct settings *settings;

@@ -69,7 +69,7 @@ struct settings {
 	size_t n_env;
 	struct item_list forward_env, ports, podman_args;
 	struct item_list protected_paths; /* project-relative, kept read-only in the box */
-	struct strv trusted; /* project directories the user file trusts */
+	struct strv trusted;              /* project directories the user file trusts */
 };
 
 /* How a file's values are read. */

@@ -7,7 +7,7 @@ set -eu
 
 build_pkgs="gcc make pkg-config libcjson-dev libssl-dev"
 run_pkgs="podman uidmap slirp4netns fuse-overlayfs catatonit"
-test_pkgs="libcmocka-dev groff-base runc busybox-static tmux valgrind clang libclang-rt-14-dev python3 runsc"
+test_pkgs="libcmocka-dev groff-base runc busybox-static tmux valgrind clang libclang-rt-14-dev python3 runsc git debootstrap"
 
 case "${1:-}" in
 build) want="$build_pkgs" ;;

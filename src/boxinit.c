@@ -221,8 +221,7 @@ bool state_dir_is_ours(const char *dir, const char *name)
 	char *base = xstrndup(dir, (size_t)(slash - dir));
 	char *expected = state_base();
 	char *fallback = xasprintf("/tmp/gemini-box-%ld", (long)geteuid());
-	bool ok = (strcmp(base, expected) == 0 || strcmp(base, fallback) == 0) &&
-	          private_dir(base);
+	bool ok = (strcmp(base, expected) == 0 || strcmp(base, fallback) == 0) && private_dir(base);
 	free(fallback);
 	free(expected);
 	free(base);
@@ -249,7 +248,8 @@ int state_dir_ensure(const char *dir, struct gb_error *err)
 {
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return gb_fail_path(err, EXIT_BOX_INTERNAL,
-		                    "cannot create the box's state directory", dir, strerror(errno));
+		                    "cannot create the box's state directory", dir,
+		                    strerror(errno));
 	if (!private_dir(dir))
 		return gb_fail_path(err, EXIT_BOX_INTERNAL, "the box's state directory", dir,
 		                    "is not a private directory of yours; remove it");

@@ -52,9 +52,9 @@ struct app {
 	char name[BOX_NAME_SIZE];
 	char *user_file;
 	char *project_file;
-	char *project_text;   /* the project file's text, NULL when it has none */
-	char *approval;       /* the approval record that applies now, or NULL */
-	char *approval_file;  /* where --box-trust keeps it */
+	char *project_text;    /* the project file's text, NULL when it has none */
+	char *approval;        /* the approval record that applies now, or NULL */
+	char *approval_file;   /* where --box-trust keeps it */
 	char *approval_change; /* what changed since an approval that no longer applies */
 	struct settings settings;
 	char *image; /* what the box is created from: the built tag or the setting */
@@ -220,11 +220,12 @@ static int resolve_gemini_home(struct app *a, bool create, struct gb_error *err)
 		return -1;
 	}
 	free(path);
-	/* podman's overlay volume is "SOURCE:TARGET:O": a colon would split it. */
-	if (strchr(a->gemini_home, ':'))
+	/* podman's overlay volume is "SOURCE:TARGET:O": a colon would split it,
+	 * and the kernel's overlay options are split at commas. */
+	if (strpbrk(a->gemini_home, ":,"))
 		return gb_fail_path(err, EXIT_BOX_NODIR, "cannot share", a->gemini_home,
-		                    "podman cannot overlay a path holding ':'; move ~/.gemini "
-		                    "(or your home) to a path without one");
+		                    "podman cannot overlay a path holding ':' or ','; move "
+		                    "~/.gemini (or your home) to a path without one");
 	return 0;
 }
 
@@ -449,7 +450,8 @@ static int load_settings(struct app *a, struct gb_error *err)
 			        q, a->approval_change);
 		else
 			gb_fail(err, EXIT_BOX_CONFIG,
-			        "%s builds the image that gets your keys and ~/.gemini, so it needs "
+			        "%s builds the image that gets your keys and ~/.gemini, so it "
+			        "needs "
 			        "your approval: review it with gemini-box --box-trust",
 			        q);
 		free(q);
@@ -497,7 +499,8 @@ static void resolve_ide_dir(struct app *a, bool say)
 		        absent ? "does not exist yet"
 		               : "is not a private directory of yours (another user's, or a link)",
 		        absent ? "start the IDE, then gemini-box --box-recreate"
-		               : "set TMPDIR to a directory of your own for the IDE and gemini-box");
+		               : "set TMPDIR to a directory of your own for the IDE and "
+		                 "gemini-box");
 		free(q);
 	}
 	free(dir);
@@ -847,17 +850,31 @@ static int created(struct app *a, const char *id, struct gb_error *err)
 	return state_record_write(a->state, a->record, id, err);
 }
 
+/* Whether the agent could have changed path: it lies in something a box
+ * mounts writable (the project, its git directory, ~/.gemini's shared parts,
+ * a writable settings mount). */
+static bool in_agents_reach(const struct app *a, const char *path)
+{
+	if (path_is_within(path, a->dir) || path_is_within(path, a->gemini_home) ||
+	    (a->protect.git_dir && path_is_within(path, a->protect.git_dir)))
+		return true;
+	for (size_t i = 0; i < a->settings.n_mounts; i++)
+		if (!a->settings.mounts[i].readonly &&
+		    path_is_within(path, a->settings.mounts[i].source))
+			return true;
+	return false;
+}
+
 /* Podman resolves every bind source again at each start: a source the agent
  * replaced with a symlink (to $HOME, say) while the box ran would be mounted
- * in its place. Every source must still be the very path it was. */
+ * in its place. Every source in its reach must still be the very path it was
+ * (podman's own, such as an overlay's work directory, are not). */
 static int check_mount_sources(const struct app *a, const struct box_info *info,
                                struct gb_error *err)
 {
 	for (size_t i = 0; info && i < info->n_mounts; i++) {
 		const char *src = info->mount_sources[i];
-		/* gemini-box's own files, out of any box's reach (made again at start) */
-		if ((info->label_state && path_is_within(src, info->label_state)) ||
-		    (info->label_init && strcmp(src, info->label_init) == 0))
+		if (!in_agents_reach(a, src))
 			continue;
 		char *real = realpath(src, NULL);
 		bool moved = !real || strcmp(real, src) != 0;
@@ -866,7 +883,8 @@ static int check_mount_sources(const struct app *a, const struct box_info *info,
 			char *q = shell_quote(src);
 			gb_fail(err, EXIT_BOX_PODMAN,
 			        "box %s mounts %s, which is no longer what it was when the box was "
-			        "made (a link was put in its place, or it is gone); not starting it: "
+			        "made (a link was put in its place, or it is gone); not starting "
+			        "it: "
 			        "gemini-box --box-recreate makes the box anew",
 			        a->name, q);
 			free(q);
@@ -880,7 +898,8 @@ static int check_mount_sources(const struct app *a, const struct box_info *info,
  * replaced must still be there. */
 static int check_start(struct app *a, struct gb_error *err)
 {
-	if (!a->box_init || access(a->box_init, X_OK) == 0 || strcmp(a->box_init, a->init_copy) == 0)
+	if (!a->box_init || access(a->box_init, X_OK) == 0 ||
+	    strcmp(a->box_init, a->init_copy) == 0)
 		return 0;
 	char *q = shell_quote(a->box_init);
 	gb_fail(err, EXIT_BOX_PODMAN,
@@ -1092,9 +1111,10 @@ static int confirm(const struct app *a, const char *question, struct gb_error *e
 	if (a->o->yes || a->o->dry_run)
 		return 0;
 	if (!isatty(STDIN_FILENO))
-		return gb_fail(err, EXIT_BOX_USAGE,
-		               "%s needs your yes and there is no terminal to ask on; add --box-yes",
-		               a->o->command_option);
+		return gb_fail(
+		        err, EXIT_BOX_USAGE,
+		        "%s needs your yes and there is no terminal to ask on; add --box-yes",
+		        a->o->command_option);
 	fprintf(stderr, "%s [y/N] ", question);
 	fflush(stderr);
 	char line[64];
@@ -1400,9 +1420,11 @@ static void print_untrusted(FILE *out, const char *text)
 {
 	const unsigned char *c = (const unsigned char *)text;
 	while (*c) {
-		size_t len = *c < 0x80 ? 1 : *c >= 0xc2 && *c < 0xe0 ? 2 : *c >= 0xe0 && *c < 0xf0 ? 3
-		                         : *c >= 0xf0 && *c < 0xf5                     ? 4
-		                                                                       : 0;
+		size_t len = *c < 0x80                 ? 1
+		             : *c >= 0xc2 && *c < 0xe0 ? 2
+		             : *c >= 0xe0 && *c < 0xf0 ? 3
+		             : *c >= 0xf0 && *c < 0xf5 ? 4
+		                                       : 0;
 		bool ok = len > 0;
 		for (size_t k = 1; ok && k < len; k++)
 			ok = (c[k] & 0xc0) == 0x80;
@@ -1441,8 +1463,7 @@ static int cmd_trust(struct app *a, struct gb_error *err)
 {
 	if (!a->project_text && !a->settings.containerfile.value) {
 		char *q = shell_quote(a->dir);
-		fprintf(stderr,
-		        "gemini-box: %s has no %s and no %s; nothing to approve\n", q,
+		fprintf(stderr, "gemini-box: %s has no %s and no %s; nothing to approve\n", q,
 		        PROJECT_SETTINGS, PROJECT_CONTAINERFILE);
 		free(q);
 		return 0;
@@ -1483,17 +1504,19 @@ static int cmd_trust(struct app *a, struct gb_error *err)
 		fprintf(stderr, "gemini-box: %s is approved as it is; nothing changed\n", dir);
 	} else {
 		char *question = xasprintf(
-		        "%sApprove? The project may then choose the image that gets your keys, mount "
+		        "%sApprove? The project may then choose the image that gets your keys, "
+		        "mount "
 		        "paths outside itself, add podman arguments and more, until these files "
 		        "change.",
 		        change ? "Changed since your approval: " : "");
 		if (change) {
 			free(question);
-			question = xasprintf("%s changed since your approval. Approve it as it is now? "
-			                     "The project may then choose the image that gets your "
-			                     "keys, mount paths outside itself, add podman arguments "
-			                     "and more, until these files change.",
-			                     change);
+			question = xasprintf(
+			        "%s changed since your approval. Approve it as it is now? "
+			        "The project may then choose the image that gets your "
+			        "keys, mount paths outside itself, add podman arguments "
+			        "and more, until these files change.",
+			        change);
 		}
 		rc = confirm(a, question, err);
 		free(question);
@@ -1503,7 +1526,8 @@ static int cmd_trust(struct app *a, struct gb_error *err)
 			free(q);
 		} else if (rc == 0 && approval_write(a->approval_file, record, err) == 0) {
 			fprintf(stderr,
-			        "gemini-box: approved %s; a change to either file needs your approval "
+			        "gemini-box: approved %s; a change to either file needs your "
+			        "approval "
 			        "again\n",
 			        dir);
 		} else {

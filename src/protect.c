@@ -138,7 +138,7 @@ void protection_of(const char *dir, const struct strv *extra, struct protection 
 	}
 	if (git_root) {
 		char *gd = strcmp(git_root, dir) == 0 && !out->git_dir ? xstrdup(dotgit)
-		                                                          : xstrdup(out->git_dir);
+		                                                       : xstrdup(out->git_dir);
 		char *hooks = xasprintf("%s/hooks", gd);
 		if (lstat(hooks, &st) < 0 && errno == ENOENT)
 			out->make_hooks = xstrdup(hooks);

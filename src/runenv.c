@@ -94,10 +94,11 @@ int run_env_build(const struct run_env_input *in, struct run_env *out, struct gb
 	for (size_t i = 0; i < out->names.n; i++) {
 		const char *value = env_value(in->envp, out->names.v[i]);
 		if (value && !utf8_valid(value))
-			return gb_fail(err, EXIT_BOX_CONFIG,
-			               "%s is not valid UTF-8, and podman would pass it on changed; "
-			               "fix its value or unset it",
-			               out->names.v[i]);
+			return gb_fail(
+			        err, EXIT_BOX_CONFIG,
+			        "%s is not valid UTF-8, and podman would pass it on changed; "
+			        "fix its value or unset it",
+			        out->names.v[i]);
 	}
 	return 0;
 }

@@ -390,9 +390,11 @@ static int parse_env(struct parse *p, const cJSON *v)
 			rc = bad(p, path, "is not valid UTF-8, which podman would pass on changed");
 		else if (strpbrk(e->valuestring, "\n\r"))
 			/* Values travel in podman's env file, one line each. */
-			rc = bad(p, path, "holds a line break, which podman's env file cannot carry");
+			rc = bad(p, path,
+			         "holds a line break, which podman's env file cannot carry");
 		else if (strlen(e->valuestring) + strlen(e->string) + 2 > ENV_LINE_MAX)
-			rc = bad(p, path, "longer than 64 KiB, which podman's env file cannot carry");
+			rc = bad(p, path,
+			         "longer than 64 KiB, which podman's env file cannot carry");
 		else if (!p->full_trust && env_name_forwarded(e->string))
 			/* A repository must not point your credentials at its own server. */
 			rc = untrusted(
@@ -504,9 +506,11 @@ static int merge_object(struct parse *p, const cJSON *root)
 		int rc;
 		if (strcmp(k, "image") == 0) {
 			/* The image is the program that receives your keys. */
-			rc = p->full_trust ? parse_string_key(p, k, v, &s->image, image_name_problem)
-			                   : untrusted(p, k, "choose the image (the program that gets "
-			                                     "your keys)");
+			rc = p->full_trust
+			             ? parse_string_key(p, k, v, &s->image, image_name_problem)
+			             : untrusted(p, k,
+			                         "choose the image (the program that gets "
+			                         "your keys)");
 		} else if (strcmp(k, "user") == 0) {
 			rc = parse_string_key(p, k, v, &s->user, check_user);
 		} else if (strcmp(k, "home") == 0) {
@@ -521,8 +525,9 @@ static int merge_object(struct parse *p, const cJSON *root)
 		} else if (strcmp(k, "containerfile") == 0) {
 			char *real = NULL;
 			rc = p->full_trust ? want_type(p, k, v, cJSON_IsString(v), "a string")
-			                   : untrusted(p, k, "build the image (the program that gets "
-			                                     "your keys)");
+			                   : untrusted(p, k,
+			                               "build the image (the program that gets "
+			                               "your keys)");
 			if (rc == 0)
 				rc = host_path(p, k, v->valuestring,
 				               "build from a file outside the project", &real);

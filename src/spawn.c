@@ -145,8 +145,8 @@ static int drain(int fds_in[2], struct buf *out, struct buf *errb, struct gb_err
 				continue;
 			}
 			if (n < 0) {
-				rc = gb_fail(err, EXIT_BOX_INTERNAL, "cannot read podman's output: %s",
-				             strerror(errno));
+				rc = gb_fail(err, EXIT_BOX_INTERNAL,
+				             "cannot read podman's output: %s", strerror(errno));
 				open_fds = 0;
 			}
 			close(fds[i].fd);

@@ -2,7 +2,7 @@
 # The man page must render without a single groff warning.
 set -u
 page=$1
-out=$(LC_ALL=C.UTF-8 groff -man -ww -z -K utf8 "$page" 2>&1)
+out=$(LC_ALL=C.UTF-8 groff -t -man -ww -z -K utf8 "$page" 2>&1)
 if [ -n "$out" ]; then
 	echo "man page $page has warnings:"
 	echo "$out"

@@ -173,7 +173,7 @@ else
 		--exclude='./dev/*' --exclude='./proc/*' --exclude='./sys/*' --exclude='./run/*' .
 	chmod 644 "$tarball.tmp"
 	mv -f "$tarball.tmp" "$tarball"
-	# Older recipes' tarballs are of no use any more (about 550 MB each).
+	# Older recipes' tarballs are of no use any more (about 450 MB each).
 	for old in "$CACHE"/gemini-cli-*.tar; do
 		[ "$old" = "$tarball" ] || rm -f -- "$old"
 	done

@@ -306,3 +306,47 @@ t_hostile_names_stay_inert() {
 	grep -q $'\e' "$T/err" && fail "an escape sequence from the project file reached stderr"
 	return 0
 }
+
+# The agent, with the real gemini CLI (npm, built into a local image by
+# build-gemini-image.sh): interactive gemini reaches its main screen in a box
+# (a read-only ~/.gemini would hang it), and what it writes in ~/.gemini (its
+# settings, projects.json, installation_id) stays in the box, while its chats
+# reach the host's ~/.gemini/tmp.
+tcase real_gemini_runs_and_its_settings_stay_in_the_box
+t_real_gemini_runs_and_its_settings_stay_in_the_box() {
+	[ -n "${GB_IT_REAL_IMAGE:-}" ] || skip "needs the real gemini image (run as root: run.sh builds it)"
+	podman image exists "$GB_IT_REAL_IMAGE" || fail "the real gemini image $GB_IT_REAL_IMAGE is missing"
+	local g=$HOME/.gemini saved=$T/gemini-saved before i seen=
+	mkdir -p "$g" "$T/gemini-saved"
+	for i in settings.json projects.json state.json installation_id; do
+		[ -e "$g/$i" ] && mv "$g/$i" "$saved/$i"
+	done
+	# shellcheck disable=SC2064 # expand now: restore the user's files however this ends
+	trap "rm -f '$g/settings.json' '$g/projects.json' '$g/state.json' '$g/installation_id'; cp -a '$saved'/. '$g'/ 2>/dev/null" EXIT
+	echo '{"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}}, "ui": {"theme": "Default"}, "general": {"disableAutoUpdate": true}}' >"$g/settings.json"
+	before=$(sha256sum <"$g/settings.json")
+	printf 'cd %q && GEMINI_IMAGE=%q GEMINI_API_KEY=dummy TERM=xterm-256color %q 2>%q\n' \
+		"$PWD" "$GB_IT_REAL_IMAGE" "$BIN" "$T/real.err" >"$T/real.sh"
+	TERM=xterm-256color tmux -L "$TMUX_SOCKET" -f /dev/null new-session -d -x 200 -y 50 "bash $(printf %q "$T/real.sh")" ||
+		fail "tmux new-session failed"
+	for ((i = 0; i < 180; i++)); do
+		tmux -L "$TMUX_SOCKET" capture-pane -p >"$T/screen" 2>/dev/null
+		if grep -q 'Type your message' "$T/screen"; then
+			seen=1
+			break
+		fi
+		sleep 0.5
+	done
+	sed 's/^/  screen| /' "$T/screen" | head -30
+	sed 's/^/  stderr| /' "$T/real.err" 2>/dev/null | head -5
+	[ -n "$seen" ] || fail "real gemini did not reach its main screen within 90 s (a hang)"
+	box_of .
+	sleep 2 # its start-up writes
+	podman exec "$BOX" test -e /home/node/.gemini/projects.json || fail "gemini wrote no projects.json in the box (test broken?)"
+	tmux -L "$TMUX_SOCKET" kill-server >/dev/null 2>&1
+	expect_eq "$(sha256sum <"$g/settings.json")" "$before" "the host's ~/.gemini/settings.json after real gemini ran"
+	[ -e "$g/projects.json" ] && fail "projects.json written by gemini in the box reached the host"
+	[ -e "$g/installation_id" ] && fail "installation_id written by gemini in the box reached the host"
+	find "$g/tmp" -newer "$T/real.sh" -type f | grep -q . || fail "gemini's chats or logs did not reach ~/.gemini/tmp"
+	return 0
+}

@@ -126,6 +126,16 @@ root_main() {
 		return
 	}
 	chmod -R a+rX "$stage"
+	# The real gemini CLI for the tests that need it (about a minute, once;
+	# cached in /var/cache/gemini-box-tests). GB_IT_REAL_GEMINI=0 skips them.
+	real_image=
+	if [ "${GB_IT_REAL_GEMINI:-1}" != 0 ]; then
+		real_image=localhost/gemini-box-real:0.61.0
+		bash "$HERE/build-gemini-image.sh" "$user" "$real_image" || {
+			root_fail "could not build the real gemini image (tests/integration/build-gemini-image.sh)"
+			return
+		}
+	fi
 	chmod 755 "$stage/gemini-box" "$stage/integration/"*.sh "$stage/integration/image/gemini"
 
 	# A clean environment: none of root's variables (secrets, XDG_RUNTIME_DIR,
@@ -144,6 +154,7 @@ root_main() {
 		${GB_IT_VERBOSE+GB_IT_VERBOSE="$GB_IT_VERBOSE"} \
 		GB_IT_DEDICATED_USER=1 GB_IT_PROGRESS="$stage/progress" \
 		GB_IT_PLANTED="$stage/planted" GB_IT_PLANTED_TMP="$stage/planted-tmp" \
+		${real_image:+GB_IT_REAL_IMAGE="$real_image"} \
 		bash "$stage/integration/run.sh" "$stage/gemini-box"
 	rc=$?
 	if [ $rc -gt 128 ]; then

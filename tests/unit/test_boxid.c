@@ -258,8 +258,8 @@ int main(void)
 		cmocka_unit_test(test_slug),
 		cmocka_unit_test(test_slug_is_cut),
 		cmocka_unit_test(test_name_hostile_paths),
-		cmocka_unit_test_setup_teardown(test_dir_find_stops_at_another_users_dir, tree_setup,
-		                                tree_teardown),
+		cmocka_unit_test_setup_teardown(test_dir_find_stops_at_another_users_dir,
+		                                tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_dir_find, tree_setup, tree_teardown),
 		cmocka_unit_test(test_within),
 	};

@@ -149,9 +149,10 @@ static void test_create_argv(void **state)
 	           "type=bind,\"source=/home/u/.local/share/gemini-box/init/abc/gemini-box-init\","
 	           "\"destination=" BOX_INIT_PATH "\",readonly=true");
 	/* Of the state directory, only the lock, read-only: the record is the host's. */
-	assert_has(&a,
-	           "type=bind,\"source=/run/user/1000/gemini-box/gemini-box-proj-0123456789ab/lock\","
-	           "\"destination=" BOX_LOCK_PATH "\",readonly=true");
+	assert_has(
+	        &a,
+	        "type=bind,\"source=/run/user/1000/gemini-box/gemini-box-proj-0123456789ab/lock\","
+	        "\"destination=" BOX_LOCK_PATH "\",readonly=true");
 	for (size_t i = 0; i < a.n; i++)
 		assert_null(strstr(a.v[i], "0123456789ab\",\"destination"));
 	assert_has(&a, "--label=" BOX_LABEL_INIT
@@ -166,7 +167,9 @@ static void test_create_argv(void **state)
 	assert_has(&a, "type=bind,\"source=/home/u/proj\",\"destination=/home/u/proj\"");
 	/* ~/.gemini through an overlay; only tmp/ and history/ written through. */
 	assert_has(&a, "/home/u/.gemini:/home/node/.gemini:O");
-	assert_has(&a, "type=bind,\"source=/home/u/.gemini/tmp\",\"destination=/home/node/.gemini/tmp\"");
+	assert_has(
+	        &a,
+	        "type=bind,\"source=/home/u/.gemini/tmp\",\"destination=/home/node/.gemini/tmp\"");
 	assert_has(&a, "type=bind,\"source=/home/u/.gemini/history\","
 	               "\"destination=/home/node/.gemini/history\"");
 	for (size_t i = 0; i < a.n; i++)
@@ -482,10 +485,11 @@ static void test_host_steps_print(void **state)
 	FILE *f = open_memstream(&buf, &len);
 	plan_print(&p, f);
 	fclose(f);
-	assert_string_equal(buf, "sh -c 'f=$1; shift; umask 077 && printf '\\''%s\\n'\\'' \"$@\" >\"$f\"' "
-	                         "env-file /s/env-1 A=1 'B=two words'\n"
-	                         "rm -f /s/env-1\n"
-	                         "mkdir -p -m 0700 /h/.gemini/tmp\n");
+	assert_string_equal(
+	        buf, "sh -c 'f=$1; shift; umask 077 && printf '\\''%s\\n'\\'' \"$@\" >\"$f\"' "
+	             "env-file /s/env-1 A=1 'B=two words'\n"
+	             "rm -f /s/env-1\n"
+	             "mkdir -p -m 0700 /h/.gemini/tmp\n");
 	free(buf);
 	plan_clear(&p);
 }

@@ -308,7 +308,8 @@ static void test_errors(void **state)
 		  "protected_paths[0]: must stay inside the project" },
 		{ "{\"protected_paths\": [\"..\"]}", ORIGIN_USER, "must stay inside the project" },
 		/* a key holding an escape sequence is quoted, never sent to the terminal */
-		{ "{\"\\u001b]0;pwned\\u0007\": 1}", ORIGIN_USER, "$'\\x1b]0;pwned\\x07': unknown key" },
+		{ "{\"\\u001b]0;pwned\\u0007\": 1}", ORIGIN_USER,
+		  "$'\\x1b]0;pwned\\x07': unknown key" },
 		{ "{\"trusted_projects\": [\"/\"]}", ORIGIN_PROJECT,
 		  "trusted_projects: only your own config.json can trust a project" },
 	};
