@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)settings_trusts(&s, dir);
 	settings_print(&s, devnull);
 	char *json = settings_to_json(&s);
-	char *digest = settings_creation_digest(&s, "0123456789ab");
+	char *digest = settings_creation_digest(&s, "0123456789ab", true);
 	(void)settings_idle_seconds(&s);
 	if (!json || !digest)
 		abort();
