@@ -103,7 +103,23 @@ static void test_state_dir(void **state)
 	assert_int_equal(state_dir("box-b", true, &dir, &err), -1);
 	assert_non_null(strstr(err.msg, "is not a private directory"));
 	gb_error_clear(&err);
+	/* checked at every use, not only when made */
+	assert_int_equal(state_dir("box-b", false, &dir, &err), -1);
+	gb_error_clear(&err);
 	assert_int_equal(chmod(base, 0700), 0);
+	/* A record planted as a FIFO or a link is no record: no hang, no follow. */
+	char *box_a = xasprintf("%s/box-a", base);
+	char *record = xasprintf("%s/box", box_a);
+	assert_int_equal(mkfifo(record, 0600), 0);
+	char *id = NULL;
+	assert_int_equal(state_lookup(box_a, "dir=/p\n", &id), STATE_UNKNOWN);
+	assert_null(id);
+	unlink(record);
+	assert_int_equal(symlink("/etc/passwd", record), 0);
+	assert_int_equal(state_lookup(box_a, "dir=/p\n", &id), STATE_UNKNOWN);
+	unlink(record);
+	free(record);
+	free(box_a);
 
 	/* An XDG_RUNTIME_DIR that is not private is not used. */
 	assert_int_equal(chmod(runtime, 0775), 0);
