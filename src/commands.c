@@ -487,6 +487,7 @@ static void resolve_ide_dir(struct app *a, bool say)
 	char *dir = xasprintf("%s/ide", parent);
 	struct stat st;
 	if (ide_dir_is_ours(parent) && ide_dir_is_ours(dir)) {
+		free(a->ide_dir);
 		a->ide_dir = dir;
 		dir = NULL;
 	} else if (say) {
