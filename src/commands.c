@@ -1474,12 +1474,12 @@ static int cmd_trust(struct app *a, struct gb_error *err)
 		return -1;
 	struct approval now = { a->dir, settings, containerfile };
 	char *record = approval_record(&now);
-	free(containerfile);
-	free(settings);
 	char *recorded = approval_read(a->approval_file);
 	char *change = recorded ? approval_difference(recorded, &now) : NULL;
 	bool already = recorded && !change;
 	free(recorded);
+	free(containerfile);
+	free(settings);
 
 	char *dir = shell_quote(a->dir);
 	printf("Project %s (box %s) asks for the following.\n", dir, a->name);
