@@ -22,11 +22,12 @@ enum box_exit {
 struct gb_error {
 	int status; /* an enum box_exit value; 0 while no error is set */
 	char *msg;  /* heap-allocated, without the "gemini-box: " prefix */
+	int errnum; /* the errno behind it, or 0 */
 };
 
 #define GB_ERROR_INIT                                                                              \
 	{                                                                                          \
-		0, NULL                                                                            \
+		0, NULL, 0                                                                         \
 	}
 
 /* Sets (or replaces) the error and returns -1, so callers can `return gb_fail(...)`. */
@@ -36,8 +37,18 @@ int gb_fail(struct gb_error *err, int status, const char *fmt, ...)
  * still makes one line. Returns -1. */
 int gb_fail_path(struct gb_error *err, int status, const char *what, const char *path,
                  const char *why);
+/* "MESSAGE: strerror(errnum)", keeping errnum in the error. Returns -1. */
+int gb_fail_errno(struct gb_error *err, int status, int errnum, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+/* Puts context before the message ("CONTEXT: MESSAGE"), keeping the status
+ * and errno, as each layer adds what it knows. Returns -1. */
+int gb_error_wrap(struct gb_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gb_error_clear(struct gb_error *err);
-/* Prints "gemini-box: MESSAGE" on stderr. */
+
+/* The printing layer: the only writers of gemini-box's own lines on stderr.
+ * An error is printed once, by main; a warning is one line that a run goes
+ * on after. */
 void gb_error_print(const struct gb_error *err);
+void gb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

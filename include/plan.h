@@ -49,6 +49,7 @@ enum step_kind {
 	STEP_STATE,       /* path: the box's state directory and its lock */
 	STEP_INSTALL,     /* path: the init copy, installed from text (its source) */
 	STEP_WRITE_ENV,   /* path: the run's env file, text its content (mode 0600) */
+	STEP_RECORD,      /* path: the state directory, told the id of the box just created */
 	STEP_REMOVE_FILE, /* path: removed after the session */
 	/* podman */
 	STEP_BUILD,
@@ -58,7 +59,8 @@ enum step_kind {
 	STEP_UNPAUSE,
 	STEP_STOP,
 	STEP_REMOVE,
-	STEP_EXEC, /* the session: gemini-box waits for it, relaying signals */
+	STEP_PROBE, /* podman exec of a check whose failure is a warning (IDE stdio command) */
+	STEP_EXEC,  /* the session: gemini-box waits for it, relaying signals */
 };
 
 struct step {
@@ -90,10 +92,6 @@ void plan_print(const struct plan *plan, FILE *out);
  * absent), without the final exec. */
 void plan_bring_up(struct plan *plan, const struct box_spec *spec, enum box_state state,
                    bool image_present);
-/* bring_up, then podman exec gemini. */
-void plan_run(struct plan *plan, const struct box_spec *spec, enum box_state state,
-              bool image_present);
-
 /* The argv of each kind of step (podman first). */
 void podman_pull_argv(const struct box_spec *spec, struct strv *argv);
 void podman_create_argv(const struct box_spec *spec, struct strv *argv);

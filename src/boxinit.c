@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "init-id.h" /* generated: GEMINI_BOX_INIT_ID */
+#include "cleanup.h"
 #include "hash.h"
 #include "quote.h"
 #include "strv.h"
@@ -61,30 +62,29 @@ static void init_candidates(struct strv *out)
 	strv_pushf(out, "%s/../libexec/gemini-box/" INIT_NAME, self);
 }
 
+/* Copies from to a new file to (never through a link); on failure errno
+ * is the failing call's. */
 static int copy_file(const char *from, const char *to, mode_t mode)
 {
-	int in = open(from, O_RDONLY | O_CLOEXEC);
+	cleanup_fd int in = open(from, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -1;
-	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (out < 0) {
-		close(in);
+	cleanup_fd int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (out < 0)
 		return -1;
-	}
 	char buf[65536];
 	ssize_t n;
-	int rc = 0;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n) {
-			rc = -1;
-			break;
-		}
-	if (n < 0 || fchmod(out, mode) < 0)
-		rc = -1;
-	if (close(out) < 0)
-		rc = -1;
-	close(in);
-	return rc;
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || write(out, buf, (size_t)n) != n)
+			return -1; /* a short write sets no errno: ENOSPC is the likely one */
+	}
+	if (fchmod(out, mode) < 0)
+		return -1;
+	int fd = out;
+	out = -1;
+	return close(fd);
 }
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -142,12 +142,14 @@ int init_install(const char *installed, struct gb_error *err)
 		/* Copied under a temporary name and renamed: a concurrent run never
 		 * sees half a file. */
 		char *tmp = xasprintf("%s.%ld.tmp", installed, (long)getpid());
+		unlink(tmp); /* a leftover of a run that died */
 		if (copy_file(source, tmp, 0755) == 0 && rename(tmp, installed) == 0) {
 			rc = 0;
 		} else {
-			gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot install the box init as",
-			             installed, strerror(errno));
+			int e = errno;
 			unlink(tmp);
+			gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot install the box init as",
+			             installed, strerror(e));
 		}
 		free(tmp);
 	}

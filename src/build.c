@@ -2,6 +2,8 @@
 #include "build.h"
 
 #include <dirent.h>
+#include <fnmatch.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,8 +21,77 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Collects the context's paths, relative to root, sorted so the hash is stable. */
-static int collect(const char *root, const char *rel, struct strv *paths, struct gb_error *err)
+/* The build's ignore file (podman's --ignorefile default), as patterns. */
+struct ignore {
+	struct strv patterns; /* "!" kept in front of exclusions' exceptions */
+};
+
+static void ignore_load(const char *root, struct ignore *ig)
+{
+	static const char *const names[] = { ".containerignore", ".dockerignore" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		char *path = xasprintf("%s/%s", root, names[i]);
+		FILE *f = fopen(path, "re");
+		free(path);
+		if (!f)
+			continue;
+		char line[4096];
+		while (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\r\n")] = '\0';
+			char *l = line;
+			while (*l == ' ' || *l == '\t')
+				l++;
+			if (!*l || *l == '#')
+				continue;
+			bool negated = *l == '!';
+			char *pat = l + negated;
+			while (*pat == '/')
+				pat++; /* rooted at the context either way */
+			size_t n = strlen(pat);
+			while (n > 1 && pat[n - 1] == '/')
+				pat[--n] = '\0';
+			strv_pushf(&ig->patterns, "%s%s", negated ? "!" : "", pat);
+		}
+		fclose(f);
+		return; /* the first one found is the one podman reads */
+	}
+}
+
+/* Whether pattern matches rel or one of its parent directories ("**" also
+ * spans directories). */
+static bool pattern_matches(const char *pattern, const char *rel)
+{
+	int flags = strstr(pattern, "**") ? 0 : FNM_PATHNAME;
+	char *path = xstrdup(rel);
+	bool match = false;
+	for (char *end = NULL; !match;) {
+		match = fnmatch(pattern, path, flags) == 0;
+		end = strrchr(path, '/');
+		if (!end)
+			break;
+		*end = '\0';
+	}
+	free(path);
+	return match;
+}
+
+static bool ignored(const struct ignore *ig, const char *rel)
+{
+	bool out = false;
+	for (size_t i = 0; i < ig->patterns.n; i++) {
+		const char *p = ig->patterns.v[i];
+		bool negated = *p == '!';
+		if (pattern_matches(p + negated, rel))
+			out = !negated;
+	}
+	return out;
+}
+
+/* Collects the paths of the context that go into the build, relative to
+ * root, sorted so the hash is stable; the containerfile and the ignore file
+ * are never left out. */
+static int collect(const char *root, const char *rel, const struct ignore *ig,
+                   const char *containerfile, struct strv *paths, struct gb_error *err)
 {
 	char *dir_path = *rel ? xasprintf("%s/%s", root, rel) : xstrdup(root);
 	DIR *d = opendir(dir_path);
@@ -41,19 +112,27 @@ static int collect(const char *root, const char *rel, struct strv *paths, struct
 	int rc = 0;
 	for (size_t i = 0; i < names.n && rc == 0; i++) {
 		char *child = *rel ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
+		bool keep = !*rel && (strcmp(child, containerfile) == 0 ||
+		                      strcmp(child, ".containerignore") == 0 ||
+		                      strcmp(child, ".dockerignore") == 0);
+		if (!keep && ignored(ig, child)) {
+			free(child);
+			continue;
+		}
 		char *full = xasprintf("%s/%s", root, child);
 		struct stat st;
 		if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
-			rc = collect(root, child, paths, err);
+			rc = collect(root, child, ig, containerfile, paths, err);
 		} else {
 			strv_push(paths, child);
 			if (paths->n > BUILD_CONTEXT_MAX_FILES) {
 				char *q = shell_quote(root);
-				rc = gb_fail(
-				        err, EXIT_BOX_CONFIG,
-				        "the build context %s holds more than %d files; give the "
-				        "containerfile a directory of its own",
-				        q, BUILD_CONTEXT_MAX_FILES);
+				rc = gb_fail(err, EXIT_BOX_CONFIG,
+				             "the build context %s holds more than %d files that its "
+				             ".containerignore does not leave out; list what the "
+				             "image does not need there, or give the containerfile a "
+				             "directory of its own",
+				             q, BUILD_CONTEXT_MAX_FILES);
 				free(q);
 			}
 		}
@@ -63,6 +142,27 @@ static int collect(const char *root, const char *rel, struct strv *paths, struct
 	strv_clear(&names);
 	free(dir_path);
 	return rc;
+}
+
+/* What changes whenever a file's content may have: its inode, size, mode,
+ * modification and status-change times. The ctime is set by the kernel on
+ * every write and no one can set it back, so equal stat data means an
+ * unchanged file. */
+static void hash_stat(struct hash *h, const char *root, const char *rel)
+{
+	char *full = xasprintf("%s/%s", root, rel);
+	struct stat st;
+	char line[256];
+	if (lstat(full, &st) == 0)
+		snprintf(line, sizeof(line), "%llu:%llu:%o:%lld:%lld.%ld:%lld.%ld",
+		         (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+		         (unsigned)st.st_mode, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+		         st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	else
+		snprintf(line, sizeof(line), "missing");
+	hash_add_str(h, rel);
+	hash_add_str(h, line);
+	free(full);
 }
 
 static int hash_file(struct hash *h, const char *root, const char *rel, struct gb_error *err)
@@ -106,45 +206,109 @@ static int hash_file(struct hash *h, const char *root, const char *rel, struct g
 	return rc;
 }
 
-/* Hashes the containerfile's name and its context into h. */
-static int hash_context(struct hash *h, const char *containerfile, struct gb_error *err)
+/* The cached digest for a stat signature, from a private file of ours. */
+static char *cache_lookup(const char *cache, const char *signature)
+{
+	if (!cache)
+		return NULL;
+	int fd = open(cache, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char buf[256];
+	ssize_t n = -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	    (st.st_mode & 077) == 0)
+		n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	size_t len = strlen(signature);
+	if (strncmp(buf, signature, len) != 0 || buf[len] != ' ')
+		return NULL;
+	char *digest = buf + len + 1;
+	digest[strcspn(digest, "\n")] = '\0';
+	return strlen(digest) == HASH_FULL_HEX ? xstrdup(digest) : NULL;
+}
+
+/* Remembers the digest; a cache that cannot be written is only slower. */
+static void cache_store(const char *cache, const char *signature, const char *digest)
+{
+	if (!cache)
+		return;
+	char *tmp = xasprintf("%s.%ld.tmp", cache, (long)getpid());
+	unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		dprintf(fd, "%s %s\n", signature, digest);
+		if (close(fd) == 0 && rename(tmp, cache) == 0) {
+			free(tmp);
+			return;
+		}
+	}
+	unlink(tmp);
+	free(tmp);
+}
+
+int build_context_digest(const char *containerfile, const char *cache, char **digest,
+                         struct gb_error *err)
 {
 	char *root = xstrdup(containerfile);
 	char *slash = strrchr(root, '/');
 	if (slash)
 		*(slash == root ? slash + 1 : slash) = '\0';
+	const char *name = containerfile + strlen(root) + (strcmp(root, "/") != 0);
+	struct ignore ig = { STRV_INIT };
+	ignore_load(root, &ig);
 	struct strv paths = STRV_INIT;
-	int rc = collect(root, "", &paths, err);
-	if (rc == 0)
-		hash_add_str(h, containerfile + strlen(root));
-	for (size_t i = 0; i < paths.n && rc == 0; i++)
-		rc = hash_file(h, root, paths.v[i], err);
+	int rc = collect(root, "", &ig, name, &paths, err);
+	strv_clear(&ig.patterns);
+
+	char signature[HASH_FULL_HEX + 1];
+	struct hash h;
+	hash_begin(&h);
+	hash_add_str(&h, root);
+	hash_add_str(&h, name);
+	for (size_t i = 0; rc == 0 && i < paths.n; i++)
+		hash_stat(&h, root, paths.v[i]);
+	hash_end_full(&h, signature);
+
+	*digest = rc == 0 ? cache_lookup(cache, signature) : NULL;
+	if (rc == 0 && !*digest) {
+		char hex[HASH_FULL_HEX + 1];
+		hash_begin(&h);
+		hash_add_str(&h, name);
+		for (size_t i = 0; i < paths.n && rc == 0; i++)
+			rc = hash_file(&h, root, paths.v[i], err);
+		hash_end_full(&h, hex);
+		if (rc == 0) {
+			*digest = xstrdup(hex);
+			cache_store(cache, signature, hex);
+		}
+	}
 	strv_clear(&paths);
 	free(root);
 	return rc;
 }
 
-int build_tag(const char *containerfile, const char *base_image, char **tag, struct gb_error *err)
+char *build_tag_for(const char *digest, const char *base_image)
 {
 	struct hash h;
+	char hex[HASH_ID_HEX + 1];
 	hash_begin(&h);
 	hash_add_str(&h, base_image);
-	int rc = hash_context(&h, containerfile, err);
-	char hex[HASH_ID_HEX + 1];
+	hash_add_str(&h, digest);
 	hash_end_id(&h, hex);
-	if (rc == 0)
-		*tag = xasprintf("%s:%s", BUILD_IMAGE_REPO, hex);
-	return rc;
+	return xasprintf("%s:%s", BUILD_IMAGE_REPO, hex);
 }
 
-int build_context_digest(const char *containerfile, char **digest, struct gb_error *err)
+int build_tag(const char *containerfile, const char *base_image, char **tag, struct gb_error *err)
 {
-	struct hash h;
-	hash_begin(&h);
-	int rc = hash_context(&h, containerfile, err);
-	char hex[HASH_FULL_HEX + 1];
-	hash_end_full(&h, hex);
-	if (rc == 0)
-		*digest = xstrdup(hex);
-	return rc;
+	char *digest;
+	if (build_context_digest(containerfile, NULL, &digest, err) < 0)
+		return -1;
+	*tag = build_tag_for(digest, base_image);
+	free(digest);
+	return 0;
 }

@@ -1,8 +1,22 @@
+#define _GNU_SOURCE
 #include "doctor.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "commands.h"
+#include "load.h"
+#include "podman.h"
+#include "query.h"
+#include "strv.h"
 
 void check_print(FILE *out, enum check_level level, const char *what, const char *fix)
 {
@@ -28,5 +42,286 @@ int subid_has_range(const char *text, const char *name, unsigned long uid)
 		}
 		line = end ? end + 1 : NULL;
 	}
+	return 0;
+}
+
+/* ---- --box-doctor ---- */
+
+/* ---- --box-doctor ---- */
+
+struct doctor {
+	int fails;
+};
+
+static void report(struct doctor *d, enum check_level level, const char *what, const char *fix)
+{
+	check_print(stdout, level, what, fix);
+	if (level == CHECK_FAIL)
+		d->fails++;
+}
+
+static char *read_small_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	struct strv lines = STRV_INIT;
+	char buf[512];
+	while (fgets(buf, sizeof(buf), f))
+		strv_push(&lines, buf);
+	fclose(f);
+	char *text = strv_join(&lines, "");
+	strv_clear(&lines);
+	return text;
+}
+
+static void doctor_subids(struct doctor *d)
+{
+	struct passwd *pw = getpwuid(getuid());
+	const char *user = pw ? pw->pw_name : "?";
+	const char *files[] = { "/etc/subuid", "/etc/subgid" };
+	for (size_t i = 0; i < 2; i++) {
+		char *text = read_small_file(files[i]);
+		bool ok = text && subid_has_range(text, user, (unsigned long)getuid());
+		char *what = xasprintf("%s: %s range for %s", files[i], ok ? "a" : "no", user);
+		char *fix = ok ? NULL
+		               : xasprintf("as root: usermod --add-subuids 100000-165535 "
+		                           "--add-subgids 100000-165535 %s",
+		                           user);
+		report(d, ok ? CHECK_OK : CHECK_FAIL, what, fix);
+		free(fix);
+		free(what);
+		free(text);
+	}
+}
+
+static void doctor_tun(struct doctor *d, bool needed)
+{
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		report(d, CHECK_OK, "/dev/net/tun is usable (isolated networking)", NULL);
+		return;
+	}
+	char *what = xasprintf("/dev/net/tun: %s", strerror(errno));
+	report(d, needed ? CHECK_FAIL : CHECK_WARN, what,
+	       errno == ENOENT ? "load the tun module (modprobe tun)"
+	                       : "as root: chmod 666 /dev/net/tun (slirp4netns needs it for an "
+	                         "isolated box's network)");
+	free(what);
+}
+
+/* podman info: cgroups, OCI runtime, storage driver. */
+static void doctor_podman_info(struct doctor *d, const struct context *ctx)
+{
+	const char *words[] = { "info", "--format", "json", NULL };
+	struct run_result r;
+	struct gb_error e = GB_ERROR_INIT;
+	if (ctx->o->dry_run) {
+		print_query(ctx, words);
+		return;
+	}
+	if (query(ctx, words, &r, &e) < 0) {
+		report(d, CHECK_FAIL, e.msg, NULL);
+		gb_error_clear(&e);
+		return;
+	}
+	cJSON *root = r.status == 0 ? cJSON_Parse(r.out) : NULL;
+	if (!root) {
+		char *msg = podman_message(r.err);
+		char *what = xasprintf("podman info fails: %s", msg);
+		report(d, CHECK_FAIL, what, "see podman info's own output");
+		free(what);
+		free(msg);
+		run_result_clear(&r);
+		return;
+	}
+	const cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
+	const cJSON *store = cJSON_GetObjectItemCaseSensitive(root, "store");
+	const cJSON *cg = cJSON_GetObjectItemCaseSensitive(host, "cgroupVersion");
+	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(host, "ociRuntime"), "name");
+	const cJSON *drv = cJSON_GetObjectItemCaseSensitive(store, "graphDriverName");
+	const char *cgroups = cJSON_IsString(cg) ? cg->valuestring : "?";
+	const char *runtime = cJSON_IsString(rt) ? rt->valuestring : "?";
+	const char *driver = cJSON_IsString(drv) ? drv->valuestring : "?";
+	struct stat st;
+	bool hybrid = strcmp(cgroups, "v1") == 0 && stat("/sys/fs/cgroup/unified", &st) == 0;
+	char *what = xasprintf("cgroups %s%s, OCI runtime %s", cgroups, hybrid ? " (hybrid)" : "",
+	                       runtime);
+	if (hybrid && strcmp(runtime, "crun") == 0)
+		report(d, CHECK_FAIL, what,
+		       "crun refuses hybrid cgroups: put [engine] runtime = \"runc\" in "
+		       "~/.config/containers/containers.conf");
+	else
+		report(d, CHECK_OK, what, NULL);
+	free(what);
+	what = xasprintf("storage driver %s", driver);
+	if (strcmp(driver, "vfs") == 0)
+		report(d, CHECK_WARN, what,
+		       "vfs copies the whole image into every new box (slow creation): install "
+		       "fuse-overlayfs");
+	else
+		report(d, CHECK_OK, what, NULL);
+	free(what);
+	cJSON_Delete(root);
+	run_result_clear(&r);
+}
+
+/* A real connection from inside the box to the companion's port. */
+static void doctor_ide(struct doctor *d, const struct context *ctx, enum box_state state)
+{
+	const char *port = context_env_nonempty(ctx, "GEMINI_CLI_IDE_SERVER_PORT");
+	if (!port) {
+		report(d, CHECK_OK,
+		       "no IDE companion in this environment (GEMINI_CLI_IDE_SERVER_PORT)", NULL);
+		return;
+	}
+	if (!ctx->settings.ide.value) {
+		report(d, CHECK_OK, "IDE variables withheld (\"ide\": false)", NULL);
+		return;
+	}
+	if (!host_ide(ctx)) {
+		char *what = xasprintf("the IDE companion (port %s) is unreachable from a box with "
+		                       "network \"%s\"",
+		                       port, ctx->settings.network.value);
+		report(d, CHECK_WARN, what,
+		       "set \"network\": \"host\" in your config.json, then gemini-box "
+		       "--box-recreate");
+		free(what);
+		return;
+	}
+	if (state != BOX_RUNNING) {
+		report(d, CHECK_WARN,
+		       "cannot probe the IDE companion from a box that is not running",
+		       "run gemini-box once, then --box-doctor again");
+		return;
+	}
+	/* nc in busybox images, node in gemini's own. */
+	static const char probe[] =
+	        "if command -v nc >/dev/null 2>&1; then nc -w 2 127.0.0.1 \"$1\" </dev/null; "
+	        "elif command -v node >/dev/null 2>&1; then node -e "
+	        "'require(\"net\").connect(+process.argv[1],\"127.0.0.1\")"
+	        ".on(\"connect\",()=>process.exit(0)).on(\"error\",()=>process.exit(1))' "
+	        "\"$1\"; else exit 3; fi";
+	struct strv argv = STRV_INIT;
+	const char *args[] = { port, NULL };
+	podman_box_sh_argv(ctx->podman, ctx->name, probe, "probe", args, &argv);
+	if (ctx->o->dry_run) { /* runs a process in the box: not a mere query */
+		struct plan p = { &(struct step){ STEP_EXEC, argv, NULL, NULL }, 1 };
+		plan_print(&p, stdout);
+		strv_clear(&argv);
+		return;
+	}
+	struct run_result r;
+	struct gb_error e = GB_ERROR_INIT;
+	int rc = run_in(ctx, argv.v, CHILD_CAPTURE, &r, &e) == 0 ? r.status : -1;
+	if (rc >= 0)
+		run_result_clear(&r);
+	gb_error_clear(&e);
+	strv_clear(&argv);
+	char *what = xasprintf("IDE companion at 127.0.0.1:%s, probed from inside the box", port);
+	if (rc == 0)
+		report(d, CHECK_OK, what, NULL);
+	else if (rc == 3)
+		report(d, CHECK_WARN, what, "cannot probe: the box has neither nc nor node");
+	else
+		report(d, CHECK_FAIL, what,
+		       "not reachable: is the IDE window open, and GEMINI_CLI_IDE_SERVER_PORT "
+		       "current?");
+	free(what);
+}
+
+int cmd_doctor(struct context *ctx, struct gb_error *err)
+{
+	(void)err;
+	struct doctor d = { 0 };
+	struct gb_error e = GB_ERROR_INIT;
+	bool have_podman = find_podman(ctx, &e) == 0;
+	if (have_podman && ctx->o->dry_run) {
+		const char *words[] = { "--version", NULL };
+		print_query(ctx, words);
+	} else if (have_podman) {
+		const char *words[] = { "--version", NULL };
+		struct run_result r;
+		int rc = query(ctx, words, &r, &e);
+		if (rc == 0 && r.status == 0) {
+			r.out[strcspn(r.out, "\n")] = '\0';
+			char *what = xasprintf("%s (%s)", r.out, ctx->podman);
+			report(&d, CHECK_OK, what, NULL);
+			free(what);
+		} else {
+			report(&d, CHECK_FAIL, "podman --version fails", "reinstall podman");
+			have_podman = false;
+		}
+		if (rc == 0)
+			run_result_clear(&r);
+	} else {
+		report(&d, CHECK_FAIL, e.msg, NULL);
+	}
+	gb_error_clear(&e);
+	if (geteuid() == 0)
+		report(&d, CHECK_WARN, "running as root: boxes are rootful, without keep-id",
+		       "run gemini-box as your own user");
+	else
+		report(&d, CHECK_OK, "rootless", NULL);
+	doctor_subids(&d);
+
+	bool settled = resolve_home(ctx, &e) == 0 && resolve_dirs(ctx, &e) == 0 &&
+	               resolve_gemini_home(ctx, false, &e) == 0 && load_settings(ctx, &e) == 0 &&
+	               resolve_image(ctx, &e) == 0 && resolve_runtime_paths(ctx, &e) == 0;
+	if (!settled) {
+		report(&d, CHECK_FAIL, e.msg, NULL);
+		gb_error_clear(&e);
+	}
+	doctor_tun(&d, !settled || strcmp(ctx->settings.network.value, "isolated") == 0);
+	if (have_podman)
+		doctor_podman_info(&d, ctx);
+
+	enum box_state state = BOX_ABSENT;
+	if (have_podman && settled) {
+		char *what = xasprintf("image %s", ctx->image);
+		if (image_present(ctx, ctx->image))
+			report(&d, CHECK_OK, what, NULL);
+		else
+			report(&d, CHECK_WARN, what,
+			       ctx->build_needed ? "not built yet: the first run builds it"
+			                         : "not here: the first run pulls it");
+		free(what);
+		struct box_info info;
+		if (inspect_box(ctx, &info, &e) == 0) {
+			state = info.state;
+			struct strv drift = STRV_INIT;
+			if (info.state != BOX_ABSENT)
+				settings_digest_diff(info.label_settings, ctx->digest, &drift);
+			char *keys = strv_join(&drift, ", ");
+			what = xasprintf("box %s: %s%s%s", ctx->name,
+			                 info.state == BOX_ABSENT
+			                         ? "absent (the next run creates it)"
+			                         : info.status,
+			                 drift.n ? ", settings drifted: " : "", keys);
+			report(&d, drift.n ? CHECK_WARN : CHECK_OK, what,
+			       drift.n ? "gemini-box --box-recreate applies them" : NULL);
+			free(what);
+			free(keys);
+			strv_clear(&drift);
+			box_info_clear(&info);
+		} else {
+			report(&d, CHECK_FAIL, e.msg, NULL);
+			gb_error_clear(&e);
+		}
+		doctor_ide(&d, ctx, state);
+	}
+	char *runsc = find_executable("runsc", context_env(ctx, "PATH"));
+	bool wants_runsc = settled && runtime_is_runsc(&ctx->settings);
+	if (runsc)
+		report(&d, CHECK_OK, "runsc (gVisor) is installed", NULL);
+	else
+		report(&d, wants_runsc ? CHECK_FAIL : CHECK_WARN, "runsc (gVisor) is not installed",
+		       wants_runsc
+		               ? "the settings ask for it: apt-get install runsc"
+		               : "only \"runtime\": \"runsc\" needs it (apt-get install runsc)");
+	free(runsc);
+	ctx->exit_status = d.fails ? 1 : 0;
 	return 0;
 }

@@ -1,11 +1,16 @@
 /* gemini-box: runs the gemini CLI in a persistent rootless podman box per
- * project. main only parses and dispatches; commands.c does the work. */
+ * project. main only parses the options, prepares what the command needs
+ * (its row in the table) and calls its handler. */
+#include <signal.h>
 #include <stdio.h>
 
 #include "args.h"
 #include "commands.h"
+#include "context.h"
 #include "error.h"
 #include "settings.h"
+
+extern char **environ;
 
 static const char usage_text[] =
         "usage: gemini-box [--box-OPTION...] [--] [GEMINI-ARGUMENT...]\n"
@@ -42,28 +47,76 @@ static const char usage_text[] =
         "Environment: GEMINI_IMAGE, GEMINI_BOX_PODMAN and more; see gemini-box(1) for the\n"
         "variables carried into each run, the settings keys and the exit statuses.\n";
 
+static int cmd_help(struct context *ctx, struct gb_error *err)
+{
+	(void)ctx;
+	(void)err;
+	fputs(usage_text, stdout);
+	return 0;
+}
+
+static int cmd_version(struct context *ctx, struct gb_error *err)
+{
+	(void)ctx;
+	(void)err;
+	printf("gemini-box %s\n", GEMINI_BOX_VERSION);
+	return 0;
+}
+
+/* Each command, its handler, and what must be prepared before it runs. */
+static const struct command {
+	enum box_command command;
+	int (*run)(struct context *ctx, struct gb_error *err);
+	unsigned needs;
+} commands[] = {
+	{ CMD_RUN, cmd_run, NEEDS_PODMAN | NEEDS_SETTINGS | NEEDS_GEMINI_HOME },
+	{ CMD_SHELL, cmd_shell, NEEDS_PODMAN | NEEDS_SETTINGS | NEEDS_GEMINI_HOME },
+	{ CMD_RECREATE, cmd_recreate, NEEDS_PODMAN | NEEDS_SETTINGS | NEEDS_GEMINI_HOME },
+	{ CMD_STATUS, cmd_status, NEEDS_PODMAN | NEEDS_SETTINGS },
+	{ CMD_STOP, cmd_stop, NEEDS_PODMAN | NEEDS_SETTINGS },
+	{ CMD_RM, cmd_rm, NEEDS_PODMAN | NEEDS_SETTINGS },
+	{ CMD_BUILD, cmd_build, NEEDS_PODMAN | NEEDS_SETTINGS },
+	{ CMD_CONFIG, cmd_config, NEEDS_SETTINGS },
+	{ CMD_LIST, cmd_list, NEEDS_PODMAN },
+	{ CMD_PRUNE, cmd_prune, NEEDS_PODMAN },
+	{ CMD_TRUST, cmd_trust, NEEDS_DIR },
+	{ CMD_DOCTOR, cmd_doctor, 0 }, /* finds out for itself, reporting each failure */
+	{ CMD_HELP, cmd_help, 0 },
+	{ CMD_VERSION, cmd_version, 0 },
+};
+
+static int dispatch(const struct box_options *o, struct gb_error *err)
+{
+	const struct command *c = commands;
+	while (c->command != o->command)
+		c++; /* every command has a row */
+	struct context ctx = { .o = o, .envp = environ, .env = RUN_ENV_INIT };
+	int rc = context_prepare(&ctx, c->needs, err);
+	if (rc == 0)
+		rc = c->run(&ctx, err);
+	context_clear(&ctx);
+	if (rc == 0 && fflush(stdout) != 0)
+		rc = gb_fail(err, EXIT_BOX_INTERNAL, "cannot write to standard output");
+	return rc < 0 ? -1 : ctx.exit_status;
+}
+
 int main(int argc, char *argv[])
 {
 	struct box_options o;
 	struct gb_error err = GB_ERROR_INIT;
 
+	/* Inherited as ignored, SIGCHLD would hide every child's end. */
+	signal(SIGCHLD, SIG_DFL);
 	if (box_options_parse(argc, argv, &o, &err) < 0) {
 		gb_error_print(&err);
 		gb_error_clear(&err);
 		return EXIT_BOX_USAGE;
 	}
-	int status = EXIT_BOX_OK;
-	if (o.command == CMD_HELP) {
-		fputs(usage_text, stdout);
-	} else if (o.command == CMD_VERSION) {
-		printf("gemini-box %s\n", GEMINI_BOX_VERSION);
-	} else {
-		status = command_run(&o, &err);
-		if (status < 0) {
-			gb_error_print(&err);
-			status = err.status;
-			gb_error_clear(&err);
-		}
+	int status = dispatch(&o, &err);
+	if (status < 0) {
+		gb_error_print(&err);
+		status = err.status;
+		gb_error_clear(&err);
 	}
 	box_options_clear(&o);
 	if (fflush(stdout) != 0 && status == EXIT_BOX_OK)

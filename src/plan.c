@@ -304,6 +304,12 @@ void plan_add_host(struct plan *p, enum step_kind kind, const char *path, const 
 		free(lines);
 		break;
 	}
+	case STEP_RECORD:
+		/* ":" does nothing: the id is the create's output, known only then */
+		strv_push(argv, ":");
+		strv_push(argv, "record the box created above in");
+		strv_push(argv, path);
+		break;
 	case STEP_REMOVE_FILE:
 		strv_push(argv, "rm");
 		strv_push(argv, "-f");
@@ -321,6 +327,7 @@ void plan_bring_up(struct plan *p, const struct box_spec *s, enum box_state stat
 		if (!image_present)
 			podman_pull_argv(s, plan_add(p, STEP_PULL));
 		podman_create_argv(s, plan_add(p, STEP_CREATE));
+		plan_add_host(p, STEP_RECORD, s->state_dir, NULL);
 		podman_verb_argv(s->podman, s->settings, STEP_START, s->name,
 		                 plan_add(p, STEP_START));
 		break;
@@ -334,12 +341,6 @@ void plan_bring_up(struct plan *p, const struct box_spec *s, enum box_state stat
 		break;
 	case BOX_RUNNING: break;
 	}
-}
-
-void plan_run(struct plan *p, const struct box_spec *s, enum box_state state, bool image_present)
-{
-	plan_bring_up(p, s, state, image_present);
-	podman_exec_argv(s, plan_add(p, STEP_EXEC));
 }
 
 void plan_clear(struct plan *p)

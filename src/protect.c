@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "boxid.h"
+#include "cleanup.h"
 
 /* The first line of a small file, without its newline; NULL if unreadable. */
 static char *first_line(const char *path)
@@ -43,42 +44,30 @@ static char *dirname_of(const char *path)
 
 char *worktree_common_dir(const char *gitfile)
 {
-	char *line = first_line(gitfile);
-	if (!line || strncmp(line, "gitdir: ", 8) != 0) {
-		free(line);
+	cleanup_free char *line = first_line(gitfile);
+	if (!line || strncmp(line, "gitdir: ", 8) != 0)
 		return NULL;
-	}
-	char *base = dirname_of(gitfile);
-	char *named = line[8] == '/' ? xstrdup(line + 8) : xasprintf("%s/%s", base, line + 8);
-	free(base);
-	free(line);
-	char *gitdir = realpath(named, NULL);
-	free(named);
+	cleanup_free char *base = dirname_of(gitfile);
+	cleanup_free char *named =
+	        line[8] == '/' ? xstrdup(line + 8) : xasprintf("%s/%s", base, line + 8);
+	cleanup_free char *gitdir = realpath(named, NULL);
 	if (!gitdir)
 		return NULL;
-	/* C/worktrees/NAME */
-	char *common = NULL;
-	char *parent = dirname_of(gitdir);
+	/* C/worktrees/NAME, whose gitdir file names this .git file back */
+	cleanup_free char *parent = dirname_of(gitdir);
 	const char *leaf = strrchr(parent, '/');
-	if (leaf && strcmp(leaf, "/worktrees") == 0) {
-		char *c = dirname_of(parent);
-		char *back_path = xasprintf("%s/gitdir", gitdir);
-		char *back = first_line(back_path);
-		char *back_real = back ? realpath(back, NULL) : NULL;
-		char *self = realpath(gitfile, NULL);
-		struct stat st;
-		if (back_real && self && strcmp(back_real, self) == 0 && lstat(c, &st) == 0 &&
-		    S_ISDIR(st.st_mode) && st.st_uid == geteuid())
-			common = xstrdup(c);
-		free(self);
-		free(back_real);
-		free(back);
-		free(back_path);
-		free(c);
-	}
-	free(parent);
-	free(gitdir);
-	return common;
+	if (!leaf || strcmp(leaf, "/worktrees") != 0)
+		return NULL;
+	cleanup_free char *common = dirname_of(parent);
+	cleanup_free char *back_path = xasprintf("%s/gitdir", gitdir);
+	cleanup_free char *back = first_line(back_path);
+	cleanup_free char *back_real = back ? realpath(back, NULL) : NULL;
+	cleanup_free char *self = realpath(gitfile, NULL);
+	struct stat st;
+	if (!back_real || !self || strcmp(back_real, self) != 0 || lstat(common, &st) < 0 ||
+	    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return NULL;
+	return steal_pointer(&common);
 }
 
 static void add(struct protection *p, const char *path, bool readonly)

@@ -30,8 +30,7 @@ int session_token(char out[SESSION_TOKEN_SIZE], struct gb_error *err)
 {
 	unsigned char bytes[8];
 	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
-		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot get random bytes: %s",
-		               strerror(errno));
+		return gb_fail_errno(err, EXIT_BOX_INTERNAL, errno, "cannot get random bytes");
 	for (size_t i = 0; i < sizeof(bytes); i++)
 		snprintf(out + 2 * i, 3, "%02x", bytes[i]);
 	return 0;
@@ -116,8 +115,8 @@ int session_run(char *const argv[], char *const env[], const char *podman, const
 			rc = child_status(wstatus);
 			waiting = false;
 		} else if (done < 0 && errno != EINTR) {
-			rc = gb_fail(err, EXIT_BOX_INTERNAL, "cannot wait for podman exec: %s",
-			             strerror(errno));
+			rc = gb_fail_errno(err, EXIT_BOX_INTERNAL, errno,
+			                   "cannot wait for podman exec");
 			waiting = false;
 		}
 	}

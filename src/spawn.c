@@ -59,7 +59,7 @@ static int start(const struct child *c, int out_fd, int err_fd, pid_t *pid, stru
 {
 	int exec_pipe[2] = { -1, -1 };
 	if (pipe2(exec_pipe, O_CLOEXEC) < 0)
-		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot make a pipe: %s", strerror(errno));
+		return gb_fail_errno(err, EXIT_BOX_INTERNAL, errno, "cannot make a pipe");
 	fflush(NULL);
 	*pid = fork();
 	if (*pid < 0) {
@@ -130,8 +130,8 @@ static int drain(int fds_in[2], struct buf *out, struct buf *errb, struct gb_err
 		if (poll(fds, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			rc = gb_fail(err, EXIT_BOX_INTERNAL, "cannot wait for podman's output: %s",
-			             strerror(errno));
+			rc = gb_fail_errno(err, EXIT_BOX_INTERNAL, errno,
+			                   "cannot wait for podman's output");
 			break;
 		}
 		for (int i = 0; i < 2; i++) {
@@ -145,8 +145,8 @@ static int drain(int fds_in[2], struct buf *out, struct buf *errb, struct gb_err
 				continue;
 			}
 			if (n < 0) {
-				rc = gb_fail(err, EXIT_BOX_INTERNAL,
-				             "cannot read podman's output: %s", strerror(errno));
+				rc = gb_fail_errno(err, EXIT_BOX_INTERNAL, errno,
+				                   "cannot read podman's output");
 				open_fds = 0;
 			}
 			close(fds[i].fd);
@@ -169,7 +169,7 @@ int child_run(const struct child *c, struct run_result *r, struct gb_error *err)
 		int e = errno;
 		close_pair(out_pipe);
 		close_pair(err_pipe);
-		return gb_fail(err, EXIT_BOX_INTERNAL, "cannot make a pipe: %s", strerror(e));
+		return gb_fail_errno(err, EXIT_BOX_INTERNAL, e, "cannot make a pipe");
 	}
 	pid_t pid;
 	int rc = start(c, out_pipe[1], err_pipe[1], &pid, err);

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs the unit tests (cmocka) and then the integration tests, and ends with
+# Runs the unit tests (cmocka), the hermetic tests (a fake podman), the
+# documentation checks and then the integration tests, and ends with
 # one line "N passed, N failed" summing them all. Exit status 1 on any failure.
 # Usage: tests/run-all.sh [--unit-only] BUILD_DIR UNIT_TEST_NAME...
 set -u
@@ -32,6 +33,18 @@ for t in "$@"; do
 	# A crash prints no summary: count it as a failure of its own.
 	if [ "$rc" -ne 0 ] && [ "$2" -eq 0 ]; then failed=$((failed + 1)); fi
 done
+
+# The hermetic tier: gemini-box against a stateful fake podman (no podman needed).
+bash "$here/hermetic/run.sh" "$build/gemini-box" >"$log" 2>&1
+cat "$log"
+set -- $(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log" | tail -n 1)
+if [ $# -eq 2 ]; then
+	passed=$((passed + $1))
+	failed=$((failed + $2))
+else
+	echo "hermetic tests printed no summary"
+	failed=$((failed + 1))
+fi
 
 for check in "sh $here/man-check.sh $here/../man/gemini-box.1" "sh $here/docs-check.sh $build/gemini-box"; do
 	if $check; then

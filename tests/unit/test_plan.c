@@ -416,7 +416,8 @@ static void expect_kinds(enum box_state st, bool image, const enum step_kind *ki
 {
 	struct box_spec s = spec();
 	struct plan p = PLAN_INIT;
-	plan_run(&p, &s, st, image);
+	plan_bring_up(&p, &s, st, image);
+	podman_exec_argv(&s, plan_add(&p, STEP_EXEC));
 	assert_int_equal(p.n, n);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(p.steps[i].kind, kinds[i]);
@@ -426,13 +427,14 @@ static void expect_kinds(enum box_state st, bool image, const enum step_kind *ki
 static void test_plan_per_state(void **state)
 {
 	(void)state;
-	const enum step_kind absent_no_image[] = { STEP_PULL, STEP_CREATE, STEP_START, STEP_EXEC };
-	const enum step_kind absent[] = { STEP_CREATE, STEP_START, STEP_EXEC };
+	const enum step_kind absent_no_image[] = { STEP_PULL, STEP_CREATE, STEP_RECORD, STEP_START,
+		                                   STEP_EXEC };
+	const enum step_kind absent[] = { STEP_CREATE, STEP_RECORD, STEP_START, STEP_EXEC };
 	const enum step_kind stopped[] = { STEP_START, STEP_EXEC };
 	const enum step_kind paused[] = { STEP_UNPAUSE, STEP_EXEC };
 	const enum step_kind running[] = { STEP_EXEC };
-	expect_kinds(BOX_ABSENT, false, absent_no_image, 4);
-	expect_kinds(BOX_ABSENT, true, absent, 3);
+	expect_kinds(BOX_ABSENT, false, absent_no_image, 5);
+	expect_kinds(BOX_ABSENT, true, absent, 4);
 	expect_kinds(BOX_STOPPED, true, stopped, 2);
 	expect_kinds(BOX_STOPPED, false, stopped, 2);
 	expect_kinds(BOX_PAUSED, true, paused, 2);
@@ -444,7 +446,8 @@ static void test_plan_print(void **state)
 	(void)state;
 	struct box_spec s = spec();
 	struct plan p = PLAN_INIT;
-	plan_run(&p, &s, BOX_STOPPED, true);
+	plan_bring_up(&p, &s, BOX_STOPPED, true);
+	podman_exec_argv(&s, plan_add(&p, STEP_EXEC));
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
