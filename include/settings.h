@@ -59,6 +59,7 @@ struct item_list {
 	size_t n;
 };
 
+/* Each key is a member here and one row of the table in settings.c. */
 struct settings {
 	struct str_setting image, user, home, network, runtime, containerfile;
 	struct num_setting idle_stop_minutes; /* 0: never */
@@ -107,7 +108,8 @@ bool settings_trusts(const struct settings *s, const char *dir);
 
 /* Writes the effective settings, one "key = value  (origin)" per line. */
 void settings_print(const struct settings *s, FILE *out);
-/* The same as a JSON object {"key": {"value": ..., "from": ...}}. */
+/* The same as a JSON object {"key": {"value": ..., "from": ...}}; never
+ * NULL, as running out of memory is fatal (strv.h). */
 char *settings_to_json(const struct settings *s);
 
 /* The settings a box is created with, as "key=digest" pairs joined by ','

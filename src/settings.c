@@ -4,9 +4,9 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "boxid.h"
 #include "envsel.h"
@@ -32,20 +32,10 @@ static void set_str(struct str_setting *st, const char *value, struct origin ori
 	st->origin = origin;
 }
 
-void settings_init(struct settings *s)
+static void set_num(struct num_setting *num, double value, struct origin origin)
 {
-	memset(s, 0, sizeof(*s));
-	struct origin def = { ORIGIN_DEFAULT, NULL };
-	set_str(&s->image, DEFAULT_IMAGE, def);
-	set_str(&s->user, DEFAULT_BOX_USER, def);
-	set_str(&s->home, DEFAULT_BOX_HOME, def);
-	set_str(&s->network, DEFAULT_NETWORK, def);
-	s->runtime.origin = def;
-	s->containerfile.origin = def;
-	s->idle_stop_minutes.value = DEFAULT_IDLE_STOP_MINUTES;
-	s->idle_stop_minutes.origin = def;
-	s->ide.value = 1;
-	s->ide.origin = def;
+	num->value = value;
+	num->origin = origin;
 }
 
 static void list_clear(struct item_list *l)
@@ -63,30 +53,6 @@ static void list_push(struct item_list *l, const char *value, struct origin orig
 	l->v[l->n].value = xstrdup(value);
 	l->v[l->n].origin = origin;
 	l->n++;
-}
-
-void settings_clear(struct settings *s)
-{
-	struct str_setting *strs[] = { &s->image,   &s->user,    &s->home,
-		                       &s->network, &s->runtime, &s->containerfile };
-	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++)
-		free(strs[i]->value);
-	for (size_t i = 0; i < s->n_mounts; i++) {
-		free(s->mounts[i].source);
-		free(s->mounts[i].target);
-	}
-	free(s->mounts);
-	for (size_t i = 0; i < s->n_env; i++) {
-		free(s->env[i].name);
-		free(s->env[i].value);
-	}
-	free(s->env);
-	list_clear(&s->forward_env);
-	list_clear(&s->ports);
-	list_clear(&s->podman_args);
-	list_clear(&s->protected_paths);
-	strv_clear(&s->trusted);
-	memset(s, 0, sizeof(*s));
 }
 
 /* podman reads its env file a line at a time, 64 KiB at most ("NAME=value\n"). */
@@ -180,6 +146,167 @@ static const char *check_port(const char *v)
 	return NULL;
 }
 
+static const char *check_env_name(const char *v)
+{
+	return env_name_valid(v) ? NULL : "not a variable name (letters, digits and _)";
+}
+
+static const char *check_protected_path(const char *v)
+{
+	if (!*v || v[0] == '/' || has_control(v))
+		return "must be a path inside the project, such as \".envrc\" or \".vscode\"";
+	for (const char *c = v; c && *c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL)
+		if (strncmp(c, "..", 2) == 0 && (c[2] == '/' || c[2] == '\0'))
+			return "must stay inside the project (no \"..\")";
+	return NULL;
+}
+
+static const char *check_podman_arg(const char *v)
+{
+	return *v ? NULL : "must not be empty";
+}
+
+/* ---- the keys, each described once, in the order settings_print shows them ---- */
+
+enum key_type {
+	KEY_STRING,    /* a struct str_setting */
+	KEY_HOST_PATH, /* a struct str_setting: an existing host file, made canonical */
+	KEY_MINUTES,   /* a struct num_setting, from 0 (never) to a year */
+	KEY_BOOL,      /* a struct num_setting, 1 or 0 */
+	KEY_LIST,      /* a struct item_list of strings, which each file adds to */
+	KEY_MOUNTS,    /* s->mounts: the one key of its type, so its code names it */
+	KEY_ENV,       /* s->env, likewise */
+	KEY_TRUSTED,   /* a struct strv of directories, from the user's file only */
+};
+
+/* What a project file the user has not approved (--box-trust) may not do. */
+enum approval {
+	APPROVE_NONE,  /* nothing: it may set the key */
+	APPROVE_KEY,   /* set the key at all */
+	APPROVE_VALUE, /* set it to approve_value */
+	APPROVE_ITEMS, /* set some of its items: its type's code knows which */
+};
+
+struct key {
+	const char *name;
+	enum key_type type;
+	size_t offset;                      /* of its value in struct settings */
+	const char *(*check)(const char *); /* what is wrong with a string or an item, or NULL */
+	const char *text_default;
+	double number_default;
+	const char *env[2]; /* variables that set a string key, the later winning */
+	enum approval approval;
+	const char *may_not; /* ends the refusal "a project file may not ..." */
+	const char *approve_value;
+	/* The unknown-key message lists the keys as README does, and the digest
+	 * keeps the order existing boxes' labels have (0: no part of it). */
+	unsigned char readme_place, digest_place;
+};
+
+#define AT(member) offsetof(struct settings, member)
+
+static const struct key keys[] = {
+	{ "image", KEY_STRING, AT(image), .check = image_name_problem,
+	  .text_default = DEFAULT_IMAGE, .env = { "GEMINI_IMAGE", "GEMINI_BOX_IMAGE" },
+	  .approval = APPROVE_KEY, .may_not = "choose the image (the program that gets your keys)",
+	  .readme_place = 1, .digest_place = 1 },
+	/* The digest has the image built from it, by its tag. */
+	{ "containerfile", KEY_HOST_PATH, AT(containerfile), .approval = APPROVE_KEY,
+	  .may_not = "build the image (the program that gets your keys)", .readme_place = 11 },
+	{ "user", KEY_STRING, AT(user), .check = check_user, .text_default = DEFAULT_BOX_USER,
+	  .env = { "GEMINI_BOX_USER" }, .readme_place = 2, .digest_place = 2 },
+	{ "home", KEY_STRING, AT(home), .check = check_abs_path, .text_default = DEFAULT_BOX_HOME,
+	  .env = { "GEMINI_BOX_HOME" }, .readme_place = 3, .digest_place = 3 },
+	{ "network", KEY_STRING, AT(network), .check = check_network,
+	  .text_default = DEFAULT_NETWORK, .env = { "GEMINI_BOX_NETWORK" },
+	  .approval = APPROVE_VALUE, .approve_value = "host", .may_not = "share the host's network",
+	  .readme_place = 8, .digest_place = 4 },
+	{ "runtime", KEY_STRING, AT(runtime), .check = check_runtime,
+	  .env = { "GEMINI_BOX_RUNTIME" }, .approval = APPROVE_KEY,
+	  .may_not = "choose the container runtime", .readme_place = 9, .digest_place = 5 },
+	{ "idle_stop_minutes", KEY_MINUTES, AT(idle_stop_minutes),
+	  .number_default = DEFAULT_IDLE_STOP_MINUTES, .readme_place = 12, .digest_place = 10 },
+	/* The digest's own "ide" says whether the box shares the IDE's port files. */
+	{ "ide", KEY_BOOL, AT(ide), .number_default = 1, .readme_place = 13 },
+	{ "mounts", KEY_MOUNTS, AT(mounts), .approval = APPROVE_ITEMS,
+	  .may_not = "mount a path outside the project", .readme_place = 4, .digest_place = 6 },
+	/* A repository must not point your credentials at its own server. env
+	 * and forward_env apply at every run: they are no part of the digest. */
+	{ "env", KEY_ENV, AT(env), .approval = APPROVE_ITEMS,
+	  .may_not = "set a variable that gemini-box carries from your environment",
+	  .readme_place = 5 },
+	{ "forward_env", KEY_LIST, AT(forward_env), .check = check_env_name,
+	  .approval = APPROVE_KEY, .may_not = "carry variables of yours into the box",
+	  .readme_place = 6 },
+	{ "ports", KEY_LIST, AT(ports), .check = check_port, .readme_place = 7, .digest_place = 7 },
+	{ "podman_args", KEY_LIST, AT(podman_args), .check = check_podman_arg,
+	  .approval = APPROVE_KEY, .may_not = "add podman arguments", .readme_place = 10,
+	  .digest_place = 8 },
+	/* Only ever more protection: a project file may add to it too. */
+	{ "protected_paths", KEY_LIST, AT(protected_paths), .check = check_protected_path,
+	  .readme_place = 14, .digest_place = 9 },
+	{ "trusted_projects", KEY_TRUSTED, AT(trusted), .readme_place = 15 },
+};
+
+#define N_KEYS (sizeof(keys) / sizeof(*keys))
+
+static void *value_at(struct settings *s, const struct key *k)
+{
+	return (char *)s + k->offset;
+}
+
+static const void *value_in(const struct settings *s, const struct key *k)
+{
+	return (const char *)s + k->offset;
+}
+
+static const char *problem(const struct key *k, const char *value)
+{
+	return k->check ? k->check(value) : NULL;
+}
+
+void settings_init(struct settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	const struct origin def = { ORIGIN_DEFAULT, NULL };
+	for (const struct key *k = keys; k < keys + N_KEYS; k++) {
+		if (k->type == KEY_STRING || k->type == KEY_HOST_PATH)
+			set_str(value_at(s, k), k->text_default, def);
+		else if (k->type == KEY_MINUTES || k->type == KEY_BOOL)
+			set_num(value_at(s, k), k->number_default, def);
+	}
+}
+
+void settings_clear(struct settings *s)
+{
+	for (const struct key *k = keys; k < keys + N_KEYS; k++) {
+		void *value = value_at(s, k);
+		switch (k->type) {
+		case KEY_STRING:
+		case KEY_HOST_PATH: free(((struct str_setting *)value)->value); break;
+		case KEY_MINUTES:
+		case KEY_BOOL: break;
+		case KEY_LIST: list_clear(value); break;
+		case KEY_MOUNTS:
+			for (size_t i = 0; i < s->n_mounts; i++) {
+				free(s->mounts[i].source);
+				free(s->mounts[i].target);
+			}
+			free(s->mounts);
+			break;
+		case KEY_ENV:
+			for (size_t i = 0; i < s->n_env; i++) {
+				free(s->env[i].name);
+				free(s->env[i].value);
+			}
+			free(s->env);
+			break;
+		case KEY_TRUSTED: strv_clear(value); break;
+		}
+	}
+	memset(s, 0, sizeof(*s));
+}
+
 /* ---- parsing ---- */
 
 struct parse {
@@ -207,24 +334,20 @@ static int bad(struct parse *p, const char *path, const char *what)
 	return -1;
 }
 
-static int untrusted(struct parse *p, const char *path, const char *what)
+static int untrusted(struct parse *p, const char *path, const char *may_not)
 {
-	char *file = shell_quote(p->src->file);
-	char *key = printable_path(path);
-	if (p->src->approval_change)
-		gb_fail(p->err, EXIT_BOX_CONFIG,
-		        "%s: %s: a project file may not %s without your approval, and %s "
-		        "changed since you approved it; review the change with gemini-box "
-		        "--box-trust",
-		        file, key, what, p->src->approval_change);
-	else
-		gb_fail(p->err, EXIT_BOX_CONFIG,
-		        "%s: %s: a project file may not %s without your approval (any cloned "
-		        "repository could); review and approve it with gemini-box --box-trust, "
-		        "or put it in your own config.json",
-		        file, key, what);
-	free(key);
-	free(file);
+	char *what =
+	        p->src->approval_change
+	                ? xasprintf("a project file may not %s without your approval, and %s "
+	                            "changed since you approved it; review the change with "
+	                            "gemini-box --box-trust",
+	                            may_not, p->src->approval_change)
+	                : xasprintf("a project file may not %s without your approval (any "
+	                            "cloned repository could); review and approve it with "
+	                            "gemini-box --box-trust, or put it in your own config.json",
+	                            may_not);
+	bad(p, path, what);
+	free(what);
 	return -1;
 }
 
@@ -297,22 +420,10 @@ static int host_path(struct parse *p, const char *path, const char *v, const cha
 	return 0;
 }
 
-static int parse_string_key(struct parse *p, const char *key, const cJSON *v,
-                            struct str_setting *st, const char *(*check)(const char *))
-{
-	if (want_type(p, key, v, cJSON_IsString(v), "a string") < 0)
-		return -1;
-	const char *why = check ? check(v->valuestring) : NULL;
-	if (why)
-		return bad(p, key, why);
-	set_str(st, v->valuestring, p->origin);
-	return 0;
-}
-
-static int parse_mount(struct parse *p, size_t index, const cJSON *m)
+static int parse_mount(struct parse *p, const struct key *k, size_t index, const cJSON *m)
 {
 	char path[64];
-	snprintf(path, sizeof(path), "mounts[%zu]", index);
+	snprintf(path, sizeof(path), "%s[%zu]", k->name, index);
 	if (want_type(p, path, m, cJSON_IsObject(m), "an object with source and target") < 0)
 		return -1;
 	const cJSON *source = NULL, *target = NULL, *readonly = NULL;
@@ -349,7 +460,7 @@ static int parse_mount(struct parse *p, size_t index, const cJSON *m)
 
 	snprintf(fpath, sizeof(fpath), "%s.source", path);
 	char *real;
-	if (host_path(p, fpath, source->valuestring, "mount a path outside the project", &real) < 0)
+	if (host_path(p, fpath, source->valuestring, k->may_not, &real) < 0)
 		return -1;
 	struct settings *s = p->s;
 	s->mounts = xrealloc(s->mounts, (s->n_mounts + 1) * sizeof(*s->mounts));
@@ -361,24 +472,24 @@ static int parse_mount(struct parse *p, size_t index, const cJSON *m)
 	return 0;
 }
 
-static int parse_mounts(struct parse *p, const cJSON *v)
+static int parse_mounts(struct parse *p, const struct key *k, const cJSON *v)
 {
-	if (want_type(p, "mounts", v, cJSON_IsArray(v), "an array") < 0)
+	if (want_type(p, k->name, v, cJSON_IsArray(v), "an array") < 0)
 		return -1;
 	size_t i = 0;
 	for (const cJSON *m = v->child; m; m = m->next, i++)
-		if (parse_mount(p, i, m) < 0)
+		if (parse_mount(p, k, i, m) < 0)
 			return -1;
 	return 0;
 }
 
-static int parse_env(struct parse *p, const cJSON *v)
+static int parse_env(struct parse *p, const struct key *k, const cJSON *v)
 {
-	if (want_type(p, "env", v, cJSON_IsObject(v), "an object of NAME: \"value\"") < 0)
+	if (want_type(p, k->name, v, cJSON_IsObject(v), "an object of NAME: \"value\"") < 0)
 		return -1;
 	struct settings *s = p->s;
 	for (const cJSON *e = v->child; e; e = e->next) {
-		char *path = xasprintf("env.%s", e->string);
+		char *path = xasprintf("%s.%s", k->name, e->string);
 		int rc = 0;
 		if (!env_name_valid(e->string))
 			rc = bad(p, path, "not a variable name (letters, digits and _)");
@@ -396,41 +507,37 @@ static int parse_env(struct parse *p, const cJSON *v)
 			rc = bad(p, path,
 			         "longer than 64 KiB, which podman's env file cannot carry");
 		else if (!p->full_trust && env_name_forwarded(e->string))
-			/* A repository must not point your credentials at its own server. */
-			rc = untrusted(
-			        p, path,
-			        "set a variable that gemini-box carries from your environment");
+			rc = untrusted(p, path, k->may_not);
 		free(path);
 		if (rc < 0)
 			return -1;
-		size_t k = 0;
-		while (k < s->n_env && strcmp(s->env[k].name, e->string) != 0)
-			k++;
-		if (k == s->n_env) {
+		size_t i = 0;
+		while (i < s->n_env && strcmp(s->env[i].name, e->string) != 0)
+			i++;
+		if (i == s->n_env) {
 			s->env = xrealloc(s->env, (s->n_env + 1) * sizeof(*s->env));
-			s->env[k].name = xstrdup(e->string);
-			s->env[k].value = NULL;
+			s->env[i].name = xstrdup(e->string);
+			s->env[i].value = NULL;
 			s->n_env++;
 		}
-		free(s->env[k].value);
-		s->env[k].value = xstrdup(e->valuestring);
-		s->env[k].origin = p->origin;
+		free(s->env[i].value);
+		s->env[i].value = xstrdup(e->valuestring);
+		s->env[i].origin = p->origin;
 	}
 	return 0;
 }
 
-static int parse_string_list(struct parse *p, const char *key, const cJSON *v,
-                             struct item_list *list, const char *(*check)(const char *))
+static int parse_list(struct parse *p, const struct key *k, const cJSON *v, struct item_list *list)
 {
-	if (want_type(p, key, v, cJSON_IsArray(v), "an array of strings") < 0)
+	if (want_type(p, k->name, v, cJSON_IsArray(v), "an array of strings") < 0)
 		return -1;
 	size_t i = 0;
 	for (const cJSON *e = v->child; e; e = e->next, i++) {
 		char path[64];
-		snprintf(path, sizeof(path), "%s[%zu]", key, i);
+		snprintf(path, sizeof(path), "%s[%zu]", k->name, i);
 		if (want_type(p, path, e, cJSON_IsString(e), "a string") < 0)
 			return -1;
-		const char *why = check ? check(e->valuestring) : NULL;
+		const char *why = problem(k, e->valuestring);
 		if (why)
 			return bad(p, path, why);
 	}
@@ -439,36 +546,16 @@ static int parse_string_list(struct parse *p, const char *key, const cJSON *v,
 	return 0;
 }
 
-static const char *check_env_name(const char *v)
-{
-	return env_name_valid(v) ? NULL : "not a variable name (letters, digits and _)";
-}
-
-static const char *check_protected_path(const char *v)
-{
-	if (!*v || v[0] == '/' || has_control(v))
-		return "must be a path inside the project, such as \".envrc\" or \".vscode\"";
-	for (const char *c = v; c && *c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL)
-		if (strncmp(c, "..", 2) == 0 && (c[2] == '/' || c[2] == '\0'))
-			return "must stay inside the project (no \"..\")";
-	return NULL;
-}
-
-static const char *check_podman_arg(const char *v)
-{
-	return *v ? NULL : "must not be empty";
-}
-
-static int parse_trusted(struct parse *p, const cJSON *v)
+static int parse_trusted(struct parse *p, const struct key *k, const cJSON *v, struct strv *dirs)
 {
 	if (p->src->kind != ORIGIN_USER)
-		return bad(p, "trusted_projects", "only your own config.json can trust a project");
-	if (want_type(p, "trusted_projects", v, cJSON_IsArray(v), "an array of directories") < 0)
+		return bad(p, k->name, "only your own config.json can trust a project");
+	if (want_type(p, k->name, v, cJSON_IsArray(v), "an array of directories") < 0)
 		return -1;
 	size_t i = 0;
 	for (const cJSON *e = v->child; e; e = e->next, i++) {
 		char path[64];
-		snprintf(path, sizeof(path), "trusted_projects[%zu]", i);
+		snprintf(path, sizeof(path), "%s[%zu]", k->name, i);
 		if (want_type(p, path, e, cJSON_IsString(e), "a string") < 0)
 			return -1;
 		char *expanded = expand_path(p, e->valuestring);
@@ -476,7 +563,7 @@ static int parse_trusted(struct parse *p, const cJSON *v)
 			return bad(p, path, "must be an absolute path or start with ~/");
 		/* A project that does not exist (yet) is trusted by the path as written. */
 		char *real = realpath(expanded, NULL);
-		strv_push(&p->s->trusted, real ? real : expanded);
+		strv_push(dirs, real ? real : expanded);
 		free(real);
 		free(expanded);
 	}
@@ -498,82 +585,77 @@ static void line_col(const char *text, const char *at, int *line, int *col)
 	}
 }
 
+static int parse_key(struct parse *p, const struct key *k, const cJSON *v)
+{
+	if (k->approval == APPROVE_KEY && !p->full_trust)
+		return untrusted(p, k->name, k->may_not);
+	void *value = value_at(p->s, k);
+	const char *why;
+	char *real;
+	switch (k->type) {
+	case KEY_STRING:
+		if (want_type(p, k->name, v, cJSON_IsString(v), "a string") < 0)
+			return -1;
+		why = problem(k, v->valuestring);
+		if (why)
+			return bad(p, k->name, why);
+		if (k->approval == APPROVE_VALUE && !p->full_trust &&
+		    strcmp(v->valuestring, k->approve_value) == 0)
+			return untrusted(p, k->name, k->may_not);
+		set_str(value, v->valuestring, p->origin);
+		return 0;
+	case KEY_HOST_PATH:
+		if (want_type(p, k->name, v, cJSON_IsString(v), "a string") < 0 ||
+		    host_path(p, k->name, v->valuestring, k->may_not, &real) < 0)
+			return -1;
+		set_str(value, real, p->origin);
+		free(real);
+		return 0;
+	case KEY_MINUTES:
+		if (want_type(p, k->name, v, cJSON_IsNumber(v), "a number of minutes") < 0)
+			return -1;
+		if (!(v->valuedouble >= 0 && v->valuedouble <= 525600))
+			return bad(p, k->name, "must be from 0 (never) to 525600 (a year) minutes");
+		set_num(value, v->valuedouble, p->origin);
+		return 0;
+	case KEY_BOOL:
+		if (want_type(p, k->name, v, cJSON_IsBool(v), "true or false") < 0)
+			return -1;
+		set_num(value, cJSON_IsTrue(v), p->origin);
+		return 0;
+	case KEY_LIST: return parse_list(p, k, v, value);
+	case KEY_MOUNTS: return parse_mounts(p, k, v);
+	case KEY_ENV: return parse_env(p, k, v);
+	case KEY_TRUSTED: return parse_trusted(p, k, v, value);
+	}
+	return -1;
+}
+
+static int unknown_key(struct parse *p, const char *name)
+{
+	struct strv known = STRV_INIT;
+	for (unsigned place = 1; place <= N_KEYS; place++)
+		for (const struct key *k = keys; k < keys + N_KEYS; k++)
+			if (k->readme_place == place)
+				strv_push(&known, k->name);
+	char *names = strv_join(&known, ", ");
+	char *what = xasprintf("unknown key; known: %s", names);
+	bad(p, name, what);
+	free(what);
+	free(names);
+	strv_clear(&known);
+	return -1;
+}
+
 static int merge_object(struct parse *p, const cJSON *root)
 {
-	struct settings *s = p->s;
 	for (const cJSON *v = root->child; v; v = v->next) {
-		const char *k = v->string;
-		int rc;
-		if (strcmp(k, "image") == 0) {
-			/* The image is the program that receives your keys. */
-			rc = p->full_trust
-			             ? parse_string_key(p, k, v, &s->image, image_name_problem)
-			             : untrusted(p, k,
-			                         "choose the image (the program that gets "
-			                         "your keys)");
-		} else if (strcmp(k, "user") == 0) {
-			rc = parse_string_key(p, k, v, &s->user, check_user);
-		} else if (strcmp(k, "home") == 0) {
-			rc = parse_string_key(p, k, v, &s->home, check_abs_path);
-		} else if (strcmp(k, "network") == 0) {
-			rc = parse_string_key(p, k, v, &s->network, check_network);
-			if (rc == 0 && !p->full_trust && strcmp(s->network.value, "host") == 0)
-				rc = untrusted(p, k, "share the host's network");
-		} else if (strcmp(k, "runtime") == 0) {
-			rc = p->full_trust ? parse_string_key(p, k, v, &s->runtime, check_runtime)
-			                   : untrusted(p, k, "choose the container runtime");
-		} else if (strcmp(k, "containerfile") == 0) {
-			char *real = NULL;
-			rc = p->full_trust ? want_type(p, k, v, cJSON_IsString(v), "a string")
-			                   : untrusted(p, k,
-			                               "build the image (the program that gets "
-			                               "your keys)");
-			if (rc == 0)
-				rc = host_path(p, k, v->valuestring,
-				               "build from a file outside the project", &real);
-			if (rc == 0)
-				set_str(&s->containerfile, real, p->origin);
-			free(real);
-		} else if (strcmp(k, "idle_stop_minutes") == 0) {
-			rc = want_type(p, k, v, cJSON_IsNumber(v), "a number of minutes");
-			if (rc == 0 && !(v->valuedouble >= 0 && v->valuedouble <= 525600))
-				rc = bad(p, k, "must be from 0 (never) to 525600 (a year) minutes");
-			if (rc == 0) {
-				s->idle_stop_minutes.value = v->valuedouble;
-				s->idle_stop_minutes.origin = p->origin;
-			}
-		} else if (strcmp(k, "ide") == 0) {
-			rc = want_type(p, k, v, cJSON_IsBool(v), "true or false");
-			if (rc == 0) {
-				s->ide.value = cJSON_IsTrue(v) ? 1 : 0;
-				s->ide.origin = p->origin;
-			}
-		} else if (strcmp(k, "mounts") == 0) {
-			rc = parse_mounts(p, v);
-		} else if (strcmp(k, "env") == 0) {
-			rc = parse_env(p, v);
-		} else if (strcmp(k, "forward_env") == 0) {
-			rc = p->full_trust
-			             ? parse_string_list(p, k, v, &s->forward_env, check_env_name)
-			             : untrusted(p, k, "carry variables of yours into the box");
-		} else if (strcmp(k, "ports") == 0) {
-			rc = parse_string_list(p, k, v, &s->ports, check_port);
-		} else if (strcmp(k, "podman_args") == 0) {
-			rc = p->full_trust
-			             ? parse_string_list(p, k, v, &s->podman_args, check_podman_arg)
-			             : untrusted(p, k, "add podman arguments");
-		} else if (strcmp(k, "protected_paths") == 0) {
-			/* Only ever more protection: a project file may add to it too. */
-			rc = parse_string_list(p, k, v, &s->protected_paths, check_protected_path);
-		} else if (strcmp(k, "trusted_projects") == 0) {
-			rc = parse_trusted(p, v);
-		} else {
-			rc = bad(p, k,
-			         "unknown key; known: image, user, home, mounts, env, forward_env, "
-			         "ports, network, runtime, podman_args, containerfile, "
-			         "idle_stop_minutes, ide, protected_paths, trusted_projects");
-		}
-		if (rc < 0)
+		const struct key *k = keys;
+		while (k < keys + N_KEYS && strcmp(k->name, v->string) != 0)
+			k++;
+		if (k == keys + N_KEYS)
+			return unknown_key(p, v->string);
+		if (parse_key(p, k, v) < 0)
 			return -1;
 	}
 	return 0;
@@ -612,32 +694,21 @@ int settings_merge_json(struct settings *s, const char *text, const struct setti
 
 int settings_merge_env(struct settings *s, char *const *envp, struct gb_error *err)
 {
-	static const struct {
-		const char *name;
-		size_t offset;
-		const char *(*check)(const char *);
-	} vars[] = {
-		{ "GEMINI_IMAGE", offsetof(struct settings, image), image_name_problem },
-		{ "GEMINI_BOX_IMAGE", offsetof(struct settings, image), image_name_problem },
-		{ "GEMINI_BOX_USER", offsetof(struct settings, user), check_user },
-		{ "GEMINI_BOX_HOME", offsetof(struct settings, home), check_abs_path },
-		{ "GEMINI_BOX_NETWORK", offsetof(struct settings, network), check_network },
-		{ "GEMINI_BOX_RUNTIME", offsetof(struct settings, runtime), check_runtime },
-	};
-	for (size_t i = 0; i < sizeof(vars) / sizeof(*vars); i++) {
-		size_t n = strlen(vars[i].name);
-		const char *value = NULL;
-		for (char *const *e = envp; e && *e; e++)
-			if (strncmp(*e, vars[i].name, n) == 0 && (*e)[n] == '=')
-				value = *e + n + 1;
-		if (!value || !*value)
-			continue;
-		const char *why = vars[i].check(value);
-		if (why)
-			return gb_fail(err, EXIT_BOX_CONFIG, "%s %s", vars[i].name, why);
-		struct origin o = { ORIGIN_ENV, vars[i].name };
-		set_str((struct str_setting *)((char *)s + vars[i].offset), value, o);
-	}
+	for (const struct key *k = keys; k < keys + N_KEYS; k++)
+		for (size_t i = 0; i < sizeof(k->env) / sizeof(*k->env) && k->env[i]; i++) {
+			const char *name = k->env[i], *value = NULL;
+			size_t n = strlen(name);
+			for (char *const *e = envp; e && *e; e++)
+				if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+					value = *e + n + 1;
+			if (!value || !*value)
+				continue;
+			const char *why = problem(k, value);
+			if (why)
+				return gb_fail(err, EXIT_BOX_CONFIG, "%s %s", name, why);
+			struct origin o = { ORIGIN_ENV, name };
+			set_str(value_at(s, k), value, o);
+		}
 	return 0;
 }
 
@@ -676,62 +747,69 @@ static void print_value(FILE *out, const char *key, const char *value, struct or
 	print_origin(out, o);
 }
 
-static void print_list(FILE *out, const char *key, const struct item_list *l)
+static void print_key(FILE *out, const struct settings *s, const struct key *k)
 {
-	if (l->n == 0)
-		fprintf(out, "%-16s = (none)\n", key);
-	for (size_t i = 0; i < l->n; i++) {
-		char k[64];
-		snprintf(k, sizeof(k), "%s[%zu]", key, i);
-		print_value(out, k, l->v[i].value, l->v[i].origin);
+	const void *value = value_in(s, k);
+	const struct str_setting *st = value;
+	const struct num_setting *num = value;
+	const struct item_list *list = value;
+	const struct strv *dirs = value;
+	const struct origin user_file = { ORIGIN_USER, NULL };
+	char key[64], minutes[32];
+	switch (k->type) {
+	case KEY_STRING:
+	case KEY_HOST_PATH: print_value(out, k->name, st->value, st->origin); return;
+	case KEY_MINUTES:
+		snprintf(minutes, sizeof(minutes), "%g", num->value);
+		print_value(out, k->name, minutes, num->origin);
+		return;
+	case KEY_BOOL:
+		print_value(out, k->name, num->value ? "true" : "false", num->origin);
+		return;
+	case KEY_LIST:
+		if (list->n == 0)
+			fprintf(out, "%-16s = (none)\n", k->name);
+		for (size_t i = 0; i < list->n; i++) {
+			snprintf(key, sizeof(key), "%s[%zu]", k->name, i);
+			print_value(out, key, list->v[i].value, list->v[i].origin);
+		}
+		return;
+	case KEY_MOUNTS:
+		if (s->n_mounts == 0)
+			fprintf(out, "%-16s = (none)\n", k->name);
+		for (size_t i = 0; i < s->n_mounts; i++) {
+			snprintf(key, sizeof(key), "%s[%zu]", k->name, i);
+			char *src = shell_quote(s->mounts[i].source);
+			char *dst = shell_quote(s->mounts[i].target);
+			fprintf(out, "%-16s = %s -> %s%s", key, src, dst,
+			        s->mounts[i].readonly ? " (read-only)" : "");
+			print_origin(out, s->mounts[i].origin);
+			free(dst);
+			free(src);
+		}
+		return;
+	case KEY_ENV:
+		if (s->n_env == 0)
+			fprintf(out, "%-16s = (none)\n", k->name);
+		for (size_t i = 0; i < s->n_env; i++) {
+			char *name = xasprintf("%s.%s", k->name, s->env[i].name);
+			print_value(out, name, s->env[i].value, s->env[i].origin);
+			free(name);
+		}
+		return;
+	case KEY_TRUSTED:
+		for (size_t i = 0; i < dirs->n; i++) {
+			snprintf(key, sizeof(key), "%s[%zu]", k->name, i);
+			print_value(out, key, dirs->v[i], user_file);
+		}
+		return;
 	}
 }
 
 void settings_print(const struct settings *s, FILE *out)
 {
-	print_value(out, "image", s->image.value, s->image.origin);
-	print_value(out, "containerfile", s->containerfile.value, s->containerfile.origin);
-	print_value(out, "user", s->user.value, s->user.origin);
-	print_value(out, "home", s->home.value, s->home.origin);
-	print_value(out, "network", s->network.value, s->network.origin);
-	print_value(out, "runtime", s->runtime.value, s->runtime.origin);
-	char idle[32];
-	snprintf(idle, sizeof(idle), "%g", s->idle_stop_minutes.value);
-	print_value(out, "idle_stop_minutes", idle, s->idle_stop_minutes.origin);
-	print_value(out, "ide", s->ide.value ? "true" : "false", s->ide.origin);
-	if (s->n_mounts == 0)
-		fprintf(out, "%-16s = (none)\n", "mounts");
-	for (size_t i = 0; i < s->n_mounts; i++) {
-		char k[64];
-		snprintf(k, sizeof(k), "mounts[%zu]", i);
-		char *src = shell_quote(s->mounts[i].source);
-		char *dst = shell_quote(s->mounts[i].target);
-		char *v = xasprintf("%s -> %s%s", src, dst,
-		                    s->mounts[i].readonly ? " (read-only)" : "");
-		fprintf(out, "%-16s = %s", k, v);
-		print_origin(out, s->mounts[i].origin);
-		free(v);
-		free(dst);
-		free(src);
-	}
-	if (s->n_env == 0)
-		fprintf(out, "%-16s = (none)\n", "env");
-	for (size_t i = 0; i < s->n_env; i++) {
-		char *k = xasprintf("env.%s", s->env[i].name);
-		print_value(out, k, s->env[i].value, s->env[i].origin);
-		free(k);
-	}
-	print_list(out, "forward_env", &s->forward_env);
-	print_list(out, "ports", &s->ports);
-	print_list(out, "podman_args", &s->podman_args);
-	print_list(out, "protected_paths", &s->protected_paths);
-	for (size_t i = 0; i < s->trusted.n; i++) {
-		char k[64];
-		snprintf(k, sizeof(k), "trusted_projects[%zu]", i);
-		char *q = shell_quote(s->trusted.v[i]);
-		fprintf(out, "%-16s = %s  (user file)\n", k, q);
-		free(q);
-	}
+	for (const struct key *k = keys; k < keys + N_KEYS; k++)
+		print_key(out, s, k);
 }
 
 static cJSON *json_origin(struct origin o)
@@ -743,81 +821,80 @@ static cJSON *json_origin(struct origin o)
 	return from;
 }
 
-static void json_str(cJSON *obj, const char *key, const struct str_setting *st)
+/* {"value": value, "from": {"kind": ..., "detail": ...}} */
+static cJSON *json_value(cJSON *value, struct origin o)
 {
 	cJSON *e = cJSON_CreateObject();
-	if (st->value)
-		cJSON_AddStringToObject(e, "value", st->value);
-	else
-		cJSON_AddNullToObject(e, "value");
-	cJSON_AddItemToObject(e, "from", json_origin(st->origin));
-	cJSON_AddItemToObject(obj, key, e);
+	cJSON_AddItemToObject(e, "value", value);
+	cJSON_AddItemToObject(e, "from", json_origin(o));
+	return e;
 }
 
-static void json_list(cJSON *obj, const char *key, const struct item_list *l)
+static cJSON *json_key(const struct settings *s, const struct key *k)
 {
-	cJSON *arr = cJSON_CreateArray();
-	for (size_t i = 0; i < l->n; i++) {
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "value", l->v[i].value);
-		cJSON_AddItemToObject(e, "from", json_origin(l->v[i].origin));
-		cJSON_AddItemToArray(arr, e);
+	const void *value = value_in(s, k);
+	const struct str_setting *st = value;
+	const struct num_setting *num = value;
+	const struct item_list *list = value;
+	const struct strv *dirs = value;
+	cJSON *all;
+	switch (k->type) {
+	case KEY_STRING:
+	case KEY_HOST_PATH:
+		return json_value(st->value ? cJSON_CreateString(st->value) : cJSON_CreateNull(),
+		                  st->origin);
+	case KEY_MINUTES: return json_value(cJSON_CreateNumber(num->value), num->origin);
+	case KEY_BOOL: return json_value(cJSON_CreateBool(num->value != 0), num->origin);
+	case KEY_LIST:
+		all = cJSON_CreateArray();
+		for (size_t i = 0; i < list->n; i++)
+			cJSON_AddItemToArray(all, json_value(cJSON_CreateString(list->v[i].value),
+			                                     list->v[i].origin));
+		return all;
+	case KEY_MOUNTS:
+		all = cJSON_CreateArray();
+		for (size_t i = 0; i < s->n_mounts; i++) {
+			cJSON *m = cJSON_CreateObject();
+			cJSON_AddStringToObject(m, "source", s->mounts[i].source);
+			cJSON_AddStringToObject(m, "target", s->mounts[i].target);
+			cJSON_AddBoolToObject(m, "readonly", s->mounts[i].readonly);
+			cJSON_AddItemToObject(m, "from", json_origin(s->mounts[i].origin));
+			cJSON_AddItemToArray(all, m);
+		}
+		return all;
+	case KEY_ENV:
+		all = cJSON_CreateObject();
+		for (size_t i = 0; i < s->n_env; i++)
+			cJSON_AddItemToObject(
+			        all, s->env[i].name,
+			        json_value(cJSON_CreateString(s->env[i].value), s->env[i].origin));
+		return all;
+	case KEY_TRUSTED:
+		all = cJSON_CreateArray();
+		for (size_t i = 0; i < dirs->n; i++)
+			cJSON_AddItemToArray(all, cJSON_CreateString(dirs->v[i]));
+		return all;
 	}
-	cJSON_AddItemToObject(obj, key, arr);
+	return cJSON_CreateNull();
 }
 
 char *settings_to_json(const struct settings *s)
 {
 	cJSON *o = cJSON_CreateObject();
-	json_str(o, "image", &s->image);
-	json_str(o, "containerfile", &s->containerfile);
-	json_str(o, "user", &s->user);
-	json_str(o, "home", &s->home);
-	json_str(o, "network", &s->network);
-	json_str(o, "runtime", &s->runtime);
-	cJSON *idle = cJSON_CreateObject();
-	cJSON_AddNumberToObject(idle, "value", s->idle_stop_minutes.value);
-	cJSON_AddItemToObject(idle, "from", json_origin(s->idle_stop_minutes.origin));
-	cJSON_AddItemToObject(o, "idle_stop_minutes", idle);
-	cJSON *ide = cJSON_CreateObject();
-	cJSON_AddBoolToObject(ide, "value", s->ide.value != 0);
-	cJSON_AddItemToObject(ide, "from", json_origin(s->ide.origin));
-	cJSON_AddItemToObject(o, "ide", ide);
-	cJSON *mounts = cJSON_CreateArray();
-	for (size_t i = 0; i < s->n_mounts; i++) {
-		cJSON *m = cJSON_CreateObject();
-		cJSON_AddStringToObject(m, "source", s->mounts[i].source);
-		cJSON_AddStringToObject(m, "target", s->mounts[i].target);
-		cJSON_AddBoolToObject(m, "readonly", s->mounts[i].readonly);
-		cJSON_AddItemToObject(m, "from", json_origin(s->mounts[i].origin));
-		cJSON_AddItemToArray(mounts, m);
+	for (const struct key *k = keys; k < keys + N_KEYS; k++)
+		cJSON_AddItemToObject(o, k->name, json_key(s, k));
+	/* cJSON_Print returns NULL when malloc does: printing into a buffer of
+	 * ours makes running out of memory fatal in the x* helpers, as it is
+	 * everywhere. Past 1 GiB (cJSON stops at INT_MAX) it asks for a size no
+	 * allocator grants, which is fatal the same way. */
+	char *text = NULL;
+	for (size_t size = 4096;; size *= 2) {
+		text = xrealloc(text, size <= INT_MAX ? size : SIZE_MAX);
+		if (cJSON_PrintPreallocated(o, text, (int)size, 1))
+			break;
 	}
-	cJSON_AddItemToObject(o, "mounts", mounts);
-	cJSON *env = cJSON_CreateObject();
-	for (size_t i = 0; i < s->n_env; i++) {
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "value", s->env[i].value);
-		cJSON_AddItemToObject(e, "from", json_origin(s->env[i].origin));
-		cJSON_AddItemToObject(env, s->env[i].name, e);
-	}
-	cJSON_AddItemToObject(o, "env", env);
-	json_list(o, "forward_env", &s->forward_env);
-	json_list(o, "ports", &s->ports);
-	json_list(o, "podman_args", &s->podman_args);
-	json_list(o, "protected_paths", &s->protected_paths);
-	cJSON *trusted = cJSON_CreateArray();
-	for (size_t i = 0; i < s->trusted.n; i++)
-		cJSON_AddItemToArray(trusted, cJSON_CreateString(s->trusted.v[i]));
-	cJSON_AddItemToObject(o, "trusted_projects", trusted);
-	char *text = cJSON_Print(o);
 	cJSON_Delete(o);
-	if (!text) {
-		fputs("gemini-box: out of memory\n", stderr);
-		exit(EXIT_BOX_INTERNAL);
-	}
-	char *copy = xstrdup(text);
-	cJSON_free(text);
-	return copy;
+	return text;
 }
 
 /* ---- drift ---- */
@@ -829,63 +906,73 @@ static void digest_end(struct hash *h, struct strv *pairs, const char *key)
 	strv_pushf(pairs, "%s=%s", key, hex);
 }
 
-static void digest_list(struct strv *pairs, const char *key, const struct item_list *l)
+static void digest_text(struct strv *pairs, const char *key, const char *text)
 {
 	struct hash h;
 	hash_begin(&h);
-	for (size_t i = 0; i < l->n; i++)
-		hash_add_str(&h, l->v[i].value);
+	hash_add_str(&h, text);
 	digest_end(&h, pairs, key);
+}
+
+static long whole_seconds(double minutes)
+{
+	return (long)(minutes * 60 + 0.5);
 }
 
 long settings_idle_seconds(const struct settings *s)
 {
-	return (long)(s->idle_stop_minutes.value * 60 + 0.5);
+	return whole_seconds(s->idle_stop_minutes.value);
+}
+
+static void digest_key(struct strv *pairs, const struct settings *s, const struct key *k)
+{
+	const void *value = value_in(s, k);
+	const struct str_setting *st = value;
+	const struct num_setting *num = value;
+	const struct item_list *list = value;
+	char seconds[32];
+	struct hash h;
+	hash_begin(&h);
+	switch (k->type) {
+	case KEY_STRING:
+	case KEY_HOST_PATH:
+		/* unset hashes like "" (a lone NUL), as it always has */
+		hash_add_str(&h, st->value ? st->value : "");
+		break;
+	case KEY_MINUTES:
+		snprintf(seconds, sizeof(seconds), "%ld", whole_seconds(num->value));
+		hash_add_str(&h, seconds);
+		break;
+	case KEY_LIST:
+		for (size_t i = 0; i < list->n; i++)
+			hash_add_str(&h, list->v[i].value);
+		break;
+	case KEY_MOUNTS:
+		for (size_t i = 0; i < s->n_mounts; i++) {
+			hash_add_str(&h, s->mounts[i].source);
+			hash_add_str(&h, s->mounts[i].target);
+			hash_add_str(&h, s->mounts[i].readonly ? "ro" : "rw");
+		}
+		break;
+	case KEY_BOOL:
+	case KEY_ENV:
+	case KEY_TRUSTED: break; /* no digest has one: give it its inputs before a row asks */
+	}
+	digest_end(&h, pairs, k->name);
 }
 
 char *settings_creation_digest(const struct settings *s, const char *init, bool ide_shared)
 {
 	struct strv pairs = STRV_INIT;
-	const struct {
-		const char *key;
-		const struct str_setting *st;
-	} scalars[] = {
-		{ "image", &s->image },     { "user", &s->user },       { "home", &s->home },
-		{ "network", &s->network }, { "runtime", &s->runtime },
-	};
-	for (size_t i = 0; i < sizeof(scalars) / sizeof(*scalars); i++) {
-		struct hash h;
-		hash_begin(&h);
-		/* unset hashes like "" (a lone NUL), as it always has */
-		hash_add_str(&h, scalars[i].st->value ? scalars[i].st->value : "");
-		digest_end(&h, &pairs, scalars[i].key);
-	}
-	struct hash h;
-	hash_begin(&h);
-	for (size_t i = 0; i < s->n_mounts; i++) {
-		hash_add_str(&h, s->mounts[i].source);
-		hash_add_str(&h, s->mounts[i].target);
-		hash_add_str(&h, s->mounts[i].readonly ? "ro" : "rw");
-	}
-	digest_end(&h, &pairs, "mounts");
-	digest_list(&pairs, "ports", &s->ports);
-	digest_list(&pairs, "podman_args", &s->podman_args);
-	digest_list(&pairs, "protected_paths", &s->protected_paths);
-	char idle[32];
-	snprintf(idle, sizeof(idle), "%ld", settings_idle_seconds(s));
-	hash_begin(&h);
-	hash_add_str(&h, idle);
-	digest_end(&h, &pairs, "idle_stop_minutes");
-	hash_begin(&h);
-	hash_add_str(&h, init);
-	digest_end(&h, &pairs, "init");
-	hash_begin(&h);
+	for (unsigned place = 1; place <= N_KEYS; place++)
+		for (const struct key *k = keys; k < keys + N_KEYS; k++)
+			if (k->digest_place == place)
+				digest_key(&pairs, s, k);
+	digest_text(&pairs, "init", init);
 	/* Only a host-network box mounts the IDE's port files, and only when
 	 * they are there to share: elsewhere "ide" decides what each run
 	 * carries, not what the box is. */
-	hash_add_str(&h, ide_shared ? "ide" : "no-ide");
-	digest_end(&h, &pairs, "ide");
-
+	digest_text(&pairs, "ide", ide_shared ? "ide" : "no-ide");
 	char *out = strv_join(&pairs, ",");
 	strv_clear(&pairs);
 	return out;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include "settings.h"
 
@@ -495,6 +496,71 @@ static void test_digest_and_drift(void **state)
 	settings_clear(&b);
 }
 
+/* The words of every refusal a project file gets without the user's approval. */
+static void test_refusals(void **state)
+{
+	(void)state;
+	const char *cases[][3] = {
+		{ "{\"image\": 1}", "image", "choose the image (the program that gets your keys)" },
+		{ "{\"containerfile\": \"Containerfile\"}", "containerfile",
+		  "build the image (the program that gets your keys)" },
+		{ "{\"network\": \"host\"}", "network", "share the host's network" },
+		{ "{\"runtime\": \"runc\"}", "runtime", "choose the container runtime" },
+		{ "{\"mounts\": [{\"source\": \"~/data\", \"target\": \"/d\"}]}",
+		  "mounts[0].source", "mount a path outside the project" },
+		{ "{\"env\": {\"GEMINI_API_KEY\": \"k\"}}", "env.GEMINI_API_KEY",
+		  "set a variable that gemini-box carries from your environment" },
+		{ "{\"forward_env\": []}", "forward_env", "carry variables of yours into the box" },
+		{ "{\"podman_args\": []}", "podman_args", "add podman arguments" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		for (int changed = 0; changed < 2; changed++) {
+			struct settings s;
+			settings_init(&s);
+			struct settings_source src = {
+				.file = "/p/.gemini/gemini-box.json",
+				.kind = ORIGIN_PROJECT,
+				.home = home,
+				.box_dir = project,
+				.approval_change = changed ? "the settings file" : NULL,
+			};
+			struct gb_error err = GB_ERROR_INIT;
+			assert_int_equal(settings_merge_json(&s, cases[i][0], &src, &err), -1);
+			char *want =
+			        changed ? xasprintf("/p/.gemini/gemini-box.json: %s: a project "
+			                            "file may "
+			                            "not %s without your approval, and the "
+			                            "settings file "
+			                            "changed since you approved it; review the "
+			                            "change "
+			                            "with gemini-box --box-trust",
+			                            cases[i][1], cases[i][2])
+			                : xasprintf(
+			                          "/p/.gemini/gemini-box.json: %s: a project file "
+			                          "may "
+			                          "not %s without your approval (any cloned "
+			                          "repository "
+			                          "could); review and approve it with gemini-box "
+			                          "--box-trust, or put it in your own config.json",
+			                          cases[i][1], cases[i][2]);
+			assert_string_equal(err.msg, want);
+			free(want);
+			gb_error_clear(&err);
+			settings_clear(&s);
+		}
+	}
+	/* "host" alone needs approval; trusting a project is the user's own file's alone */
+	struct settings s;
+	settings_init(&s);
+	struct gb_error err = GB_ERROR_INIT;
+	assert_int_equal(merge(&s, "{\"network\": \"none\"}", ORIGIN_PROJECT, false, &err), 0);
+	assert_int_equal(merge(&s, "{\"trusted_projects\": []}", ORIGIN_PROJECT, true, &err), -1);
+	assert_string_equal(err.msg, "/p/.gemini/gemini-box.json: trusted_projects: only your own "
+	                             "config.json can trust a project");
+	gb_error_clear(&err);
+	settings_clear(&s);
+}
+
 static void test_print_and_json(void **state)
 {
 	(void)state;
@@ -558,6 +624,237 @@ static void test_hostile_values(void **state)
 	settings_clear(&s);
 }
 
+/* A path under the fixture's temporary root, as "/ROOT/...", so that output
+ * naming it is the same in every run. */
+static void unroot(char **path)
+{
+	size_t n = strlen(root);
+	if (strncmp(*path, root, n) != 0)
+		return;
+	char *fixed = xasprintf("/ROOT%s", *path + n);
+	free(*path);
+	*path = fixed;
+}
+
+/* Settings with every key set, from every kind of origin. */
+static void every_key(struct settings *s)
+{
+	settings_init(s);
+	struct gb_error err = GB_ERROR_INIT;
+	const char *json =
+	        "{\"image\": \"localhost/mine:2\", \"containerfile\": \"~/proj/Containerfile\","
+	        " \"user\": \"501:20\", \"home\": \"/home/me\", \"network\": \"host\","
+	        " \"runtime\": \"runsc\", \"idle_stop_minutes\": 2.5, \"ide\": false,"
+	        " \"mounts\": [{\"source\": \"~/data\", \"target\": \"/data\", \"readonly\": true},"
+	        "              {\"source\": \"~/.ssh\", \"target\": \"/s t\"}],"
+	        " \"env\": {\"EDITOR\": \"vi\", \"B\": \"x y\"}, \"forward_env\": "
+	        "[\"SSH_AUTH_SOCK\"],"
+	        " \"ports\": [\"8080:8080\", \"3000:80\"], \"podman_args\": "
+	        "[\"--cap-add=NET_RAW\"],"
+	        " \"protected_paths\": [\".envrc\", \"a b\"],"
+	        " \"trusted_projects\": [\"/not/yet\", \"/also/not\"]}";
+	assert_int_equal(merge(s, json, ORIGIN_USER, false, &err), 0);
+	assert_int_equal(merge(s, "{\"ports\": [\"1:2\"], \"env\": {\"EDITOR\": \"ed\"}}",
+	                       ORIGIN_PROJECT, false, &err),
+	                 0);
+	char *envp[] = { "GEMINI_BOX_USER=7:7", NULL };
+	assert_int_equal(settings_merge_env(s, envp, &err), 0);
+	settings_set_option(&s->image, "opt:1", "--box-image");
+	unroot(&s->containerfile.value);
+	for (size_t i = 0; i < s->n_mounts; i++)
+		unroot(&s->mounts[i].source);
+}
+
+static char *printed(const struct settings *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	settings_print(s, f);
+	fclose(f);
+	return text;
+}
+
+/* What settings_print, settings_to_json, settings_creation_digest and the
+ * unknown-key message gave before the keys were described in one table: a
+ * box's digest label must not change with a new gemini-box, and the lines
+ * and keys keep their order. */
+static void test_outputs_unchanged(void **state)
+{
+	(void)state;
+	static const char *const expected_print[2] = {
+		"image            = us-docker.pkg.dev/gemini-code-dev/gemini-cli/sandbox:0.35.2  "
+		"(default)\n"
+		"containerfile    = (unset)  (default)\n"
+		"user             = 1000:1000  (default)\n"
+		"home             = /home/node  (default)\n"
+		"network          = isolated  (default)\n"
+		"runtime          = (unset)  (default)\n"
+		"idle_stop_minutes = 30  (default)\n"
+		"ide              = true  (default)\n"
+		"mounts           = (none)\n"
+		"env              = (none)\n"
+		"forward_env      = (none)\n"
+		"ports            = (none)\n"
+		"podman_args      = (none)\n"
+		"protected_paths  = (none)\n",
+		"image            = opt:1  (option --box-image)\n"
+		"containerfile    = /ROOT/home/proj/Containerfile  (user file /u/config.json)\n"
+		"user             = 7:7  (environment GEMINI_BOX_USER)\n"
+		"home             = /home/me  (user file /u/config.json)\n"
+		"network          = host  (user file /u/config.json)\n"
+		"runtime          = runsc  (user file /u/config.json)\n"
+		"idle_stop_minutes = 2.5  (user file /u/config.json)\n"
+		"ide              = false  (user file /u/config.json)\n"
+		"mounts[0]        = /ROOT/home/data -> /data (read-only)  (user file "
+		"/u/config.json)\n"
+		"mounts[1]        = /ROOT/home/.ssh -> '/s t'  (user file /u/config.json)\n"
+		"env.EDITOR       = ed  (project file /p/.gemini/gemini-box.json)\n"
+		"env.B            = 'x y'  (user file /u/config.json)\n"
+		"forward_env[0]   = SSH_AUTH_SOCK  (user file /u/config.json)\n"
+		"ports[0]         = 8080:8080  (user file /u/config.json)\n"
+		"ports[1]         = 3000:80  (user file /u/config.json)\n"
+		"ports[2]         = 1:2  (project file /p/.gemini/gemini-box.json)\n"
+		"podman_args[0]   = --cap-add=NET_RAW  (user file /u/config.json)\n"
+		"protected_paths[0] = .envrc  (user file /u/config.json)\n"
+		"protected_paths[1] = 'a b'  (user file /u/config.json)\n"
+		"trusted_projects[0] = /not/yet  (user file)\n"
+		"trusted_projects[1] = /also/not  (user file)\n",
+	};
+	static const char *const expected_json[2] = {
+		"{\"image\":{\"value\":\"us-docker.pkg.dev/gemini-code-dev/gemini-cli/"
+		"sandbox:0.35.2\","
+		"\"from\":{\"kind\":\"default\"}},\"containerfile\":{\"value\":null,"
+		"\"from\":{\"kind\":\"default\"}},\"user\":{\"value\":\"1000:1000\","
+		"\"from\":{\"kind\":\"default\"}},\"home\":{\"value\":\"/home/node\","
+		"\"from\":{\"kind\":\"default\"}},\"network\":{\"value\":\"isolated\","
+		"\"from\":{\"kind\":\"default\"}},\"runtime\":{\"value\":null,"
+		"\"from\":{\"kind\":\"default\"}},\"idle_stop_minutes\":{\"value\":30,"
+		"\"from\":{\"kind\":\"default\"}},\"ide\":{\"value\":true,"
+		"\"from\":{\"kind\":\"default\"}},\"mounts\":[],\"env\":{},"
+		"\"forward_env\":[],\"ports\":[],\"podman_args\":[],\"protected_paths\":[],"
+		"\"trusted_projects\":[]}",
+		"{\"image\":{\"value\":\"opt:1\",\"from\":{\"kind\":\"option\","
+		"\"detail\":\"--box-image\"}},"
+		"\"containerfile\":{\"value\":\"/ROOT/home/proj/Containerfile\","
+		"\"from\":{\"kind\":\"user file\",\"detail\":\"/u/config.json\"}},"
+		"\"user\":{\"value\":\"7:7\",\"from\":{\"kind\":\"environment\","
+		"\"detail\":\"GEMINI_BOX_USER\"}},\"home\":{\"value\":\"/home/me\","
+		"\"from\":{\"kind\":\"user file\",\"detail\":\"/u/config.json\"}},"
+		"\"network\":{\"value\":\"host\",\"from\":{\"kind\":\"user file\","
+		"\"detail\":\"/u/config.json\"}},\"runtime\":{\"value\":\"runsc\","
+		"\"from\":{\"kind\":\"user file\",\"detail\":\"/u/config.json\"}},"
+		"\"idle_stop_minutes\":{\"value\":2.5,\"from\":{\"kind\":\"user file\","
+		"\"detail\":\"/u/config.json\"}},\"ide\":{\"value\":false,"
+		"\"from\":{\"kind\":\"user file\",\"detail\":\"/u/config.json\"}},"
+		"\"mounts\":[{\"source\":\"/ROOT/home/data\",\"target\":\"/data\","
+		"\"readonly\":true,\"from\":{\"kind\":\"user file\","
+		"\"detail\":\"/u/config.json\"}},{\"source\":\"/ROOT/home/.ssh\","
+		"\"target\":\"/s t\",\"readonly\":false,\"from\":{\"kind\":\"user file\","
+		"\"detail\":\"/u/config.json\"}}],\"env\":{\"EDITOR\":{\"value\":\"ed\","
+		"\"from\":{\"kind\":\"project file\","
+		"\"detail\":\"/p/.gemini/gemini-box.json\"}},\"B\":{\"value\":\"x y\","
+		"\"from\":{\"kind\":\"user file\",\"detail\":\"/u/config.json\"}}},"
+		"\"forward_env\":[{\"value\":\"SSH_AUTH_SOCK\","
+		"\"from\":{\"kind\":\"user file\",\"detail\":\"/u/config.json\"}}],"
+		"\"ports\":[{\"value\":\"8080:8080\",\"from\":{\"kind\":\"user file\","
+		"\"detail\":\"/u/config.json\"}},{\"value\":\"3000:80\","
+		"\"from\":{\"kind\":\"user file\",\"detail\":\"/u/config.json\"}},"
+		"{\"value\":\"1:2\",\"from\":{\"kind\":\"project file\","
+		"\"detail\":\"/p/.gemini/gemini-box.json\"}}],"
+		"\"podman_args\":[{\"value\":\"--cap-add=NET_RAW\","
+		"\"from\":{\"kind\":\"user file\",\"detail\":\"/u/config.json\"}}],"
+		"\"protected_paths\":[{\"value\":\".envrc\","
+		"\"from\":{\"kind\":\"user file\",\"detail\":\"/u/config.json\"}},"
+		"{\"value\":\"a b\",\"from\":{\"kind\":\"user file\","
+		"\"detail\":\"/u/config.json\"}}],\"trusted_projects\":[\"/not/yet\","
+		"\"/also/not\"]}",
+	};
+	static const char *const expected_digest[2] = {
+		"image=fda92d8c621e,user=21d6b71f3406,home=3d98dc84e8f6,"
+		"network=fb24828bebcd,runtime=6e340b9cffb3,mounts=e3b0c44298fc,"
+		"ports=e3b0c44298fc,podman_args=e3b0c44298fc,protected_paths=e3b0c44298fc,"
+		"idle_stop_minutes=1ee23c43b443,init=557b93652fa2,ide=0a53f63b02a0",
+		"image=333fc9519b9e,user=c47487d1629c,home=b5c3c14c2439,"
+		"network=4bb4306903dc,runtime=695e29d01be4,mounts=e4c95e6ecc9a,"
+		"ports=d2cf46691ac7,podman_args=d571bf6f3a78,protected_paths=f66abea473bd,"
+		"idle_stop_minutes=d12dbcf30565,init=557b93652fa2,ide=8590b49ba8c3",
+	};
+	for (int full = 0; full < 2; full++) {
+		struct settings s;
+		if (full)
+			every_key(&s);
+		else
+			settings_init(&s);
+		char *text = printed(&s);
+		assert_string_equal(text, expected_print[full]);
+		free(text);
+		char *json = settings_to_json(&s);
+		cJSON *tree = cJSON_Parse(json);
+		assert_non_null(tree);
+		char *compact = cJSON_PrintUnformatted(tree);
+		assert_string_equal(compact, expected_json[full]);
+		cJSON_free(compact);
+		cJSON_Delete(tree);
+		free(json);
+		char *digest = settings_creation_digest(&s, "init-a", full);
+		assert_string_equal(digest, expected_digest[full]);
+		free(digest);
+		settings_clear(&s);
+	}
+	struct settings s;
+	settings_init(&s);
+	struct gb_error err = GB_ERROR_INIT;
+	assert_int_equal(merge(&s, "{\"colour\": 1}", ORIGIN_USER, false, &err), -1);
+	assert_string_equal(
+	        err.msg, "/u/config.json: colour: unknown key; known: image, user, home, mounts,"
+	                 " env, forward_env, ports, network, runtime, podman_args, containerfile,"
+	                 " idle_stop_minutes, ide, protected_paths, trusted_projects");
+	gb_error_clear(&err);
+	settings_clear(&s);
+}
+
+/* Every key the unknown-key message names is printed, is in the JSON and is
+ * read from a file. */
+static void test_every_key_everywhere(void **state)
+{
+	(void)state;
+	struct settings s;
+	every_key(&s);
+	struct gb_error err = GB_ERROR_INIT;
+	assert_int_equal(merge(&s, "{\"colour\": 1}", ORIGIN_USER, false, &err), -1);
+	char *names = xstrdup(strstr(err.msg, "known: ") + strlen("known: "));
+	gb_error_clear(&err);
+	char *text = printed(&s);
+	char *lines = xasprintf("\n%s", text);
+	char *json = settings_to_json(&s);
+	cJSON *tree = cJSON_Parse(json);
+	int n = 0;
+	for (char *key = strtok(names, ", "); key; key = strtok(NULL, ", "), n++) {
+		char *line = xasprintf("\n%s", key);
+		const char *at = strstr(lines, line);
+		if (!at || !strchr(" [.", at[strlen(line)]))
+			fail_msg("settings_print has no line for %s", key);
+		if (!cJSON_HasObjectItem(tree, key))
+			fail_msg("settings_to_json has no %s", key);
+		/* null is no key's type: the error is about the value */
+		char *file = xasprintf("{\"%s\": null}", key);
+		assert_int_equal(merge(&s, file, ORIGIN_USER, false, &err), -1);
+		if (strstr(err.msg, "unknown key"))
+			fail_msg("%s is not read from a file: %s", key, err.msg);
+		gb_error_clear(&err);
+		free(file);
+		free(line);
+	}
+	assert_int_equal(n, cJSON_GetArraySize(tree));
+	cJSON_Delete(tree);
+	free(json);
+	free(lines);
+	free(text);
+	free(names);
+	settings_clear(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -569,8 +866,11 @@ int main(void)
 		cmocka_unit_test(test_trusted_project_may_more),
 		cmocka_unit_test(test_env_errors),
 		cmocka_unit_test(test_digest_and_drift),
+		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_print_and_json),
 		cmocka_unit_test(test_hostile_values),
+		cmocka_unit_test(test_outputs_unchanged),
+		cmocka_unit_test(test_every_key_everywhere),
 	};
 	return cmocka_run_group_tests_name("settings", tests, fixture_setup, fixture_teardown);
 }
