@@ -29,7 +29,7 @@ ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(CFLAGS_EXTRA) -Iinclude -I$(BUIL
 
 BUILD = build
 LIB_SRCS = src/args.c src/boxid.c src/boxinit.c src/build.c src/cmd-build.c src/cmd-manage.c src/cmd-run.c src/cmd-trust.c src/context.c src/doctor.c src/execute.c src/load.c src/query.c src/envsel.c src/error.c src/hash.c \
-	src/inspect.c src/plan.c src/podman.c src/quote.c src/report.c src/protect.c src/runenv.c src/session.c src/settings.c src/spawn.c src/strv.c src/trust.c
+	src/inspect.c src/plan.c src/podman.c src/quote.c src/report.c src/protect.c src/runenv.c src/session.c src/settings.c src/settings-output.c src/spawn.c src/strv.c src/trust.c
 LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
 UNIT_TESTS = args boxid boxinit build doctor envsel error inspect plan podman protect quote report runenv session settings strv trust
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test_%)
@@ -120,7 +120,7 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
-FORMAT_FILES = $(wildcard src/*.c include/*.h tests/unit/*.c tests/unit/*.h)
+FORMAT_FILES = $(wildcard src/*.c src/*.h include/*.h tests/unit/*.c tests/unit/*.h)
 format:
 	clang-format -i $(FORMAT_FILES)
 

@@ -127,12 +127,13 @@ static int collect(const char *root, const char *rel, const struct ignore *ig,
 			strv_push(paths, child);
 			if (paths->n > BUILD_CONTEXT_MAX_FILES) {
 				char *q = shell_quote(root);
-				rc = gb_fail(err, EXIT_BOX_CONFIG,
-				             "the build context %s holds more than %d files that its "
-				             ".containerignore does not leave out; list what the "
-				             "image does not need there, or give the containerfile a "
-				             "directory of its own",
-				             q, BUILD_CONTEXT_MAX_FILES);
+				rc = gb_fail(
+				        err, EXIT_BOX_CONFIG,
+				        "the build context %s holds more than %d files that its "
+				        ".containerignore does not leave out; list what the "
+				        "image does not need there, or give the containerfile a "
+				        "directory of its own",
+				        q, BUILD_CONTEXT_MAX_FILES);
 				free(q);
 			}
 		}

@@ -12,6 +12,7 @@
 #include "envsel.h"
 #include "hash.h"
 #include "quote.h"
+#include "settings-keys.h"
 
 const char *origin_name(enum origin_kind kind)
 {
@@ -168,44 +169,9 @@ static const char *check_podman_arg(const char *v)
 
 /* ---- the keys, each described once, in the order settings_print shows them ---- */
 
-enum key_type {
-	KEY_STRING,    /* a struct str_setting */
-	KEY_HOST_PATH, /* a struct str_setting: an existing host file, made canonical */
-	KEY_MINUTES,   /* a struct num_setting, from 0 (never) to a year */
-	KEY_BOOL,      /* a struct num_setting, 1 or 0 */
-	KEY_LIST,      /* a struct item_list of strings, which each file adds to */
-	KEY_MOUNTS,    /* s->mounts: the one key of its type, so its code names it */
-	KEY_ENV,       /* s->env, likewise */
-	KEY_TRUSTED,   /* a struct strv of directories, from the user's file only */
-};
-
-/* What a project file the user has not approved (--box-trust) may not do. */
-enum approval {
-	APPROVE_NONE,  /* nothing: it may set the key */
-	APPROVE_KEY,   /* set the key at all */
-	APPROVE_VALUE, /* set it to approve_value */
-	APPROVE_ITEMS, /* set some of its items: its type's code knows which */
-};
-
-struct key {
-	const char *name;
-	enum key_type type;
-	size_t offset;                      /* of its value in struct settings */
-	const char *(*check)(const char *); /* what is wrong with a string or an item, or NULL */
-	const char *text_default;
-	double number_default;
-	const char *env[2]; /* variables that set a string key, the later winning */
-	enum approval approval;
-	const char *may_not; /* ends the refusal "a project file may not ..." */
-	const char *approve_value;
-	/* The unknown-key message lists the keys as README does, and the digest
-	 * keeps the order existing boxes' labels have (0: no part of it). */
-	unsigned char readme_place, digest_place;
-};
-
 #define AT(member) offsetof(struct settings, member)
 
-static const struct key keys[] = {
+const struct key settings_keys[] = {
 	{ "image", KEY_STRING, AT(image), .check = image_name_problem,
 	  .text_default = DEFAULT_IMAGE, .env = { "GEMINI_IMAGE", "GEMINI_BOX_IMAGE" },
 	  .approval = APPROVE_KEY, .may_not = "choose the image (the program that gets your keys)",
@@ -248,14 +214,14 @@ static const struct key keys[] = {
 	{ "trusted_projects", KEY_TRUSTED, AT(trusted), .readme_place = 15 },
 };
 
-#define N_KEYS (sizeof(keys) / sizeof(*keys))
+const size_t settings_n_keys = sizeof(settings_keys) / sizeof(*settings_keys);
 
-static void *value_at(struct settings *s, const struct key *k)
+void *key_value(struct settings *s, const struct key *k)
 {
 	return (char *)s + k->offset;
 }
 
-static const void *value_in(const struct settings *s, const struct key *k)
+const void *key_value_in(const struct settings *s, const struct key *k)
 {
 	return (const char *)s + k->offset;
 }
@@ -269,18 +235,18 @@ void settings_init(struct settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	const struct origin def = { ORIGIN_DEFAULT, NULL };
-	for (const struct key *k = keys; k < keys + N_KEYS; k++) {
+	for (const struct key *k = settings_keys; k < settings_keys + settings_n_keys; k++) {
 		if (k->type == KEY_STRING || k->type == KEY_HOST_PATH)
-			set_str(value_at(s, k), k->text_default, def);
+			set_str(key_value(s, k), k->text_default, def);
 		else if (k->type == KEY_MINUTES || k->type == KEY_BOOL)
-			set_num(value_at(s, k), k->number_default, def);
+			set_num(key_value(s, k), k->number_default, def);
 	}
 }
 
 void settings_clear(struct settings *s)
 {
-	for (const struct key *k = keys; k < keys + N_KEYS; k++) {
-		void *value = value_at(s, k);
+	for (const struct key *k = settings_keys; k < settings_keys + settings_n_keys; k++) {
+		void *value = key_value(s, k);
 		switch (k->type) {
 		case KEY_STRING:
 		case KEY_HOST_PATH: free(((struct str_setting *)value)->value); break;
@@ -589,7 +555,7 @@ static int parse_key(struct parse *p, const struct key *k, const cJSON *v)
 {
 	if (k->approval == APPROVE_KEY && !p->full_trust)
 		return untrusted(p, k->name, k->may_not);
-	void *value = value_at(p->s, k);
+	void *value = key_value(p->s, k);
 	const char *why;
 	char *real;
 	switch (k->type) {
@@ -634,8 +600,8 @@ static int parse_key(struct parse *p, const struct key *k, const cJSON *v)
 static int unknown_key(struct parse *p, const char *name)
 {
 	struct strv known = STRV_INIT;
-	for (unsigned place = 1; place <= N_KEYS; place++)
-		for (const struct key *k = keys; k < keys + N_KEYS; k++)
+	for (unsigned place = 1; place <= settings_n_keys; place++)
+		for (const struct key *k = settings_keys; k < settings_keys + settings_n_keys; k++)
 			if (k->readme_place == place)
 				strv_push(&known, k->name);
 	char *names = strv_join(&known, ", ");
@@ -650,10 +616,10 @@ static int unknown_key(struct parse *p, const char *name)
 static int merge_object(struct parse *p, const cJSON *root)
 {
 	for (const cJSON *v = root->child; v; v = v->next) {
-		const struct key *k = keys;
-		while (k < keys + N_KEYS && strcmp(k->name, v->string) != 0)
+		const struct key *k = settings_keys;
+		while (k < settings_keys + settings_n_keys && strcmp(k->name, v->string) != 0)
 			k++;
-		if (k == keys + N_KEYS)
+		if (k == settings_keys + settings_n_keys)
 			return unknown_key(p, v->string);
 		if (parse_key(p, k, v) < 0)
 			return -1;
@@ -694,7 +660,7 @@ int settings_merge_json(struct settings *s, const char *text, const struct setti
 
 int settings_merge_env(struct settings *s, char *const *envp, struct gb_error *err)
 {
-	for (const struct key *k = keys; k < keys + N_KEYS; k++)
+	for (const struct key *k = settings_keys; k < settings_keys + settings_n_keys; k++)
 		for (size_t i = 0; i < sizeof(k->env) / sizeof(*k->env) && k->env[i]; i++) {
 			const char *name = k->env[i], *value = NULL;
 			size_t n = strlen(name);
@@ -707,7 +673,7 @@ int settings_merge_env(struct settings *s, char *const *envp, struct gb_error *e
 			if (why)
 				return gb_fail(err, EXIT_BOX_CONFIG, "%s %s", name, why);
 			struct origin o = { ORIGIN_ENV, name };
-			set_str(value_at(s, k), value, o);
+			set_str(key_value(s, k), value, o);
 		}
 	return 0;
 }
@@ -724,291 +690,4 @@ bool settings_trusts(const struct settings *s, const char *dir)
 		if (strcmp(s->trusted.v[i], dir) == 0)
 			return true;
 	return false;
-}
-
-/* ---- output ---- */
-
-static void print_origin(FILE *out, struct origin o)
-{
-	if (o.detail) {
-		char *q = shell_quote(o.detail);
-		fprintf(out, "  (%s %s)\n", origin_name(o.kind), q);
-		free(q);
-	} else {
-		fprintf(out, "  (%s)\n", origin_name(o.kind));
-	}
-}
-
-static void print_value(FILE *out, const char *key, const char *value, struct origin o)
-{
-	char *q = value ? shell_quote(value) : xstrdup("(unset)");
-	fprintf(out, "%-16s = %s", key, q);
-	free(q);
-	print_origin(out, o);
-}
-
-static void print_key(FILE *out, const struct settings *s, const struct key *k)
-{
-	const void *value = value_in(s, k);
-	const struct str_setting *st = value;
-	const struct num_setting *num = value;
-	const struct item_list *list = value;
-	const struct strv *dirs = value;
-	const struct origin user_file = { ORIGIN_USER, NULL };
-	char key[64], minutes[32];
-	switch (k->type) {
-	case KEY_STRING:
-	case KEY_HOST_PATH: print_value(out, k->name, st->value, st->origin); return;
-	case KEY_MINUTES:
-		snprintf(minutes, sizeof(minutes), "%g", num->value);
-		print_value(out, k->name, minutes, num->origin);
-		return;
-	case KEY_BOOL:
-		print_value(out, k->name, num->value ? "true" : "false", num->origin);
-		return;
-	case KEY_LIST:
-		if (list->n == 0)
-			fprintf(out, "%-16s = (none)\n", k->name);
-		for (size_t i = 0; i < list->n; i++) {
-			snprintf(key, sizeof(key), "%s[%zu]", k->name, i);
-			print_value(out, key, list->v[i].value, list->v[i].origin);
-		}
-		return;
-	case KEY_MOUNTS:
-		if (s->n_mounts == 0)
-			fprintf(out, "%-16s = (none)\n", k->name);
-		for (size_t i = 0; i < s->n_mounts; i++) {
-			snprintf(key, sizeof(key), "%s[%zu]", k->name, i);
-			char *src = shell_quote(s->mounts[i].source);
-			char *dst = shell_quote(s->mounts[i].target);
-			fprintf(out, "%-16s = %s -> %s%s", key, src, dst,
-			        s->mounts[i].readonly ? " (read-only)" : "");
-			print_origin(out, s->mounts[i].origin);
-			free(dst);
-			free(src);
-		}
-		return;
-	case KEY_ENV:
-		if (s->n_env == 0)
-			fprintf(out, "%-16s = (none)\n", k->name);
-		for (size_t i = 0; i < s->n_env; i++) {
-			char *name = xasprintf("%s.%s", k->name, s->env[i].name);
-			print_value(out, name, s->env[i].value, s->env[i].origin);
-			free(name);
-		}
-		return;
-	case KEY_TRUSTED:
-		for (size_t i = 0; i < dirs->n; i++) {
-			snprintf(key, sizeof(key), "%s[%zu]", k->name, i);
-			print_value(out, key, dirs->v[i], user_file);
-		}
-		return;
-	}
-}
-
-void settings_print(const struct settings *s, FILE *out)
-{
-	for (const struct key *k = keys; k < keys + N_KEYS; k++)
-		print_key(out, s, k);
-}
-
-static cJSON *json_origin(struct origin o)
-{
-	cJSON *from = cJSON_CreateObject();
-	cJSON_AddStringToObject(from, "kind", origin_name(o.kind));
-	if (o.detail)
-		cJSON_AddStringToObject(from, "detail", o.detail);
-	return from;
-}
-
-/* {"value": value, "from": {"kind": ..., "detail": ...}} */
-static cJSON *json_value(cJSON *value, struct origin o)
-{
-	cJSON *e = cJSON_CreateObject();
-	cJSON_AddItemToObject(e, "value", value);
-	cJSON_AddItemToObject(e, "from", json_origin(o));
-	return e;
-}
-
-static cJSON *json_key(const struct settings *s, const struct key *k)
-{
-	const void *value = value_in(s, k);
-	const struct str_setting *st = value;
-	const struct num_setting *num = value;
-	const struct item_list *list = value;
-	const struct strv *dirs = value;
-	cJSON *all;
-	switch (k->type) {
-	case KEY_STRING:
-	case KEY_HOST_PATH:
-		return json_value(st->value ? cJSON_CreateString(st->value) : cJSON_CreateNull(),
-		                  st->origin);
-	case KEY_MINUTES: return json_value(cJSON_CreateNumber(num->value), num->origin);
-	case KEY_BOOL: return json_value(cJSON_CreateBool(num->value != 0), num->origin);
-	case KEY_LIST:
-		all = cJSON_CreateArray();
-		for (size_t i = 0; i < list->n; i++)
-			cJSON_AddItemToArray(all, json_value(cJSON_CreateString(list->v[i].value),
-			                                     list->v[i].origin));
-		return all;
-	case KEY_MOUNTS:
-		all = cJSON_CreateArray();
-		for (size_t i = 0; i < s->n_mounts; i++) {
-			cJSON *m = cJSON_CreateObject();
-			cJSON_AddStringToObject(m, "source", s->mounts[i].source);
-			cJSON_AddStringToObject(m, "target", s->mounts[i].target);
-			cJSON_AddBoolToObject(m, "readonly", s->mounts[i].readonly);
-			cJSON_AddItemToObject(m, "from", json_origin(s->mounts[i].origin));
-			cJSON_AddItemToArray(all, m);
-		}
-		return all;
-	case KEY_ENV:
-		all = cJSON_CreateObject();
-		for (size_t i = 0; i < s->n_env; i++)
-			cJSON_AddItemToObject(
-			        all, s->env[i].name,
-			        json_value(cJSON_CreateString(s->env[i].value), s->env[i].origin));
-		return all;
-	case KEY_TRUSTED:
-		all = cJSON_CreateArray();
-		for (size_t i = 0; i < dirs->n; i++)
-			cJSON_AddItemToArray(all, cJSON_CreateString(dirs->v[i]));
-		return all;
-	}
-	return cJSON_CreateNull();
-}
-
-char *settings_to_json(const struct settings *s)
-{
-	cJSON *o = cJSON_CreateObject();
-	for (const struct key *k = keys; k < keys + N_KEYS; k++)
-		cJSON_AddItemToObject(o, k->name, json_key(s, k));
-	/* cJSON_Print returns NULL when malloc does: printing into a buffer of
-	 * ours makes running out of memory fatal in the x* helpers, as it is
-	 * everywhere. Past 1 GiB (cJSON stops at INT_MAX) it asks for a size no
-	 * allocator grants, which is fatal the same way. */
-	char *text = NULL;
-	for (size_t size = 4096;; size *= 2) {
-		text = xrealloc(text, size <= INT_MAX ? size : SIZE_MAX);
-		if (cJSON_PrintPreallocated(o, text, (int)size, 1))
-			break;
-	}
-	cJSON_Delete(o);
-	return text;
-}
-
-/* ---- drift ---- */
-
-static void digest_end(struct hash *h, struct strv *pairs, const char *key)
-{
-	char hex[HASH_ID_HEX + 1];
-	hash_end_id(h, hex);
-	strv_pushf(pairs, "%s=%s", key, hex);
-}
-
-static void digest_text(struct strv *pairs, const char *key, const char *text)
-{
-	struct hash h;
-	hash_begin(&h);
-	hash_add_str(&h, text);
-	digest_end(&h, pairs, key);
-}
-
-static long whole_seconds(double minutes)
-{
-	return (long)(minutes * 60 + 0.5);
-}
-
-long settings_idle_seconds(const struct settings *s)
-{
-	return whole_seconds(s->idle_stop_minutes.value);
-}
-
-static void digest_key(struct strv *pairs, const struct settings *s, const struct key *k)
-{
-	const void *value = value_in(s, k);
-	const struct str_setting *st = value;
-	const struct num_setting *num = value;
-	const struct item_list *list = value;
-	char seconds[32];
-	struct hash h;
-	hash_begin(&h);
-	switch (k->type) {
-	case KEY_STRING:
-	case KEY_HOST_PATH:
-		/* unset hashes like "" (a lone NUL), as it always has */
-		hash_add_str(&h, st->value ? st->value : "");
-		break;
-	case KEY_MINUTES:
-		snprintf(seconds, sizeof(seconds), "%ld", whole_seconds(num->value));
-		hash_add_str(&h, seconds);
-		break;
-	case KEY_LIST:
-		for (size_t i = 0; i < list->n; i++)
-			hash_add_str(&h, list->v[i].value);
-		break;
-	case KEY_MOUNTS:
-		for (size_t i = 0; i < s->n_mounts; i++) {
-			hash_add_str(&h, s->mounts[i].source);
-			hash_add_str(&h, s->mounts[i].target);
-			hash_add_str(&h, s->mounts[i].readonly ? "ro" : "rw");
-		}
-		break;
-	case KEY_BOOL:
-	case KEY_ENV:
-	case KEY_TRUSTED: break; /* no digest has one: give it its inputs before a row asks */
-	}
-	digest_end(&h, pairs, k->name);
-}
-
-char *settings_creation_digest(const struct settings *s, const char *init, bool ide_shared)
-{
-	struct strv pairs = STRV_INIT;
-	for (unsigned place = 1; place <= N_KEYS; place++)
-		for (const struct key *k = keys; k < keys + N_KEYS; k++)
-			if (k->digest_place == place)
-				digest_key(&pairs, s, k);
-	digest_text(&pairs, "init", init);
-	/* Only a host-network box mounts the IDE's port files, and only when
-	 * they are there to share: elsewhere "ide" decides what each run
-	 * carries, not what the box is. */
-	digest_text(&pairs, "ide", ide_shared ? "ide" : "no-ide");
-	char *out = strv_join(&pairs, ",");
-	strv_clear(&pairs);
-	return out;
-}
-
-/* The value of key in a "k=v,k=v" label, or NULL; *len gets its length. */
-static const char *pair_value(const char *label, const char *key, size_t keylen, size_t *len)
-{
-	const char *p = label;
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		if (n > keylen && strncmp(p, key, keylen) == 0 && p[keylen] == '=') {
-			*len = n - keylen - 1;
-			return p + keylen + 1;
-		}
-		p = end ? end + 1 : NULL;
-	}
-	return NULL;
-}
-
-void settings_digest_diff(const char *old_label, const char *new_label, struct strv *changed)
-{
-	const char *p = new_label;
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		const char *eq = memchr(p, '=', n);
-		if (eq) {
-			size_t keylen = (size_t)(eq - p), old_len = 0;
-			const char *old =
-			        pair_value(old_label ? old_label : "", p, keylen, &old_len);
-			size_t new_len = n - keylen - 1;
-			if (!old || old_len != new_len || strncmp(old, eq + 1, new_len) != 0)
-				strv_pushf(changed, "%.*s", (int)keylen, p);
-		}
-		p = end ? end + 1 : NULL;
-	}
 }

@@ -183,7 +183,8 @@ static void test_cache_skips_unchanged_context(void **state)
 	fputs(line, f);
 	fclose(f);
 	char *planted = digest_with(cache);
-	assert_string_equal(planted, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+	assert_string_equal(planted,
+	                    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
 	/* A cache others could write is not believed. */
 	assert_int_equal(chmod(cache, 0666), 0);
 	char *distrusted = digest_with(cache);
