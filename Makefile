@@ -30,20 +30,33 @@ ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(CFLAGS_EXTRA) -Iinclude -I$(BUIL
 BUILD = build
 LIB_SRCS = src/args.c src/boxid.c src/boxinit.c src/build.c src/cmd-build.c src/cmd-manage.c src/cmd-run.c src/cmd-trust.c src/context.c src/doctor.c src/execute.c src/load.c src/query.c src/envsel.c src/error.c src/hash.c \
 	src/inspect.c src/plan.c src/podman.c src/quote.c src/report.c src/protect.c src/runenv.c src/session.c src/settings.c src/settings-output.c src/spawn.c src/strv.c src/trust.c
-LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
+LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/init-blob.o
 UNIT_TESTS = args boxid boxinit build doctor envsel error inspect plan podman protect quote report runenv session settings strv trust
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test_%)
 
 .PHONY: all deps test unit-test integration-test man-check memcheck sanitize bench install uninstall \
 	run clean format lint
 
-all: $(BUILD)/gemini-box $(BUILD)/gemini-box-init
+all: $(BUILD)/gemini-box
 
 # The box's init runs in any image, so it is static and needs nothing else
-# (nor a sanitizer: those cannot link statically).
+# (nor a sanitizer: those cannot link statically). musl makes it 46 KB where
+# glibc makes it 776 KB; it travels inside gemini-box (init-blob.c).
+INIT_CC ?= $(if $(shell command -v musl-gcc 2>/dev/null),musl-gcc,$(CC))
 $(BUILD)/gemini-box-init: src/init/box-init.c
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 $(WARNINGS) -O2 -g $(CFLAGS_EXTRA) -static -o $@ $<
+	$(INIT_CC) -std=gnu11 $(WARNINGS) -Os -s $(CFLAGS_EXTRA) -static -o $@ $<
+
+# The init's bytes as C, linked into gemini-box: one file to install.
+$(BUILD)/init-blob.c: $(BUILD)/gemini-box-init
+	@{ printf '/* generated from gemini-box-init by the Makefile */\n#include "boxinit.h"\n'; \
+	  printf 'const unsigned char init_blob[] = {\n'; \
+	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  printf '};\nconst size_t init_blob_size = sizeof(init_blob);\n'; } >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/init-blob.o: $(BUILD)/init-blob.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(CFLAGS) -Iinclude -c $< -o $@
 
 # gemini-box names its init by content, so a box can tell an upgraded init.
 $(BUILD)/init-id.h: $(BUILD)/gemini-box-init
@@ -103,17 +116,17 @@ run:
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/gemini-box $(ARGS)
 
-install: $(BUILD)/gemini-box $(BUILD)/gemini-box-init
+# One program (the init travels inside it), its man page and completions.
+install: $(BUILD)/gemini-box
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) \
-		$(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(LIBEXECDIR)/gemini-box
-	install -m 755 $(BUILD)/gemini-box-init $(DESTDIR)$(LIBEXECDIR)/gemini-box/gemini-box-init
+		$(DESTDIR)$(ZSHCOMPDIR)
 	install -m 755 $(BUILD)/gemini-box $(DESTDIR)$(BINDIR)/gemini-box
 	install -m 644 man/gemini-box.1 $(DESTDIR)$(MANDIR)/man1/gemini-box.1
 	install -m 644 completions/gemini-box.bash $(DESTDIR)$(BASHCOMPDIR)/gemini-box
 	install -m 644 completions/_gemini-box $(DESTDIR)$(ZSHCOMPDIR)/_gemini-box
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBEXECDIR)/gemini-box/gemini-box-init
+	rm -f $(DESTDIR)$(LIBEXECDIR)/gemini-box/gemini-box-init # from before 0.2
 	rm -f $(DESTDIR)$(BINDIR)/gemini-box $(DESTDIR)$(MANDIR)/man1/gemini-box.1 \
 		$(DESTDIR)$(BASHCOMPDIR)/gemini-box $(DESTDIR)$(ZSHCOMPDIR)/_gemini-box
 
@@ -146,7 +159,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_BUILD = build-fuzz
 FUZZ_TARGETS = args settings
-FUZZ_OBJS = $(patsubst src/%.c,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/main.c,$(wildcard src/*.c)))
+FUZZ_OBJS = $(patsubst src/%.c,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/main.c,$(wildcard src/*.c))) \
+	$(FUZZ_BUILD)/obj/init-blob.o
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all $(WARNINGS) \
 	-Iinclude -I$(BUILD) $(DEPS_CFLAGS) -DGEMINI_BOX_VERSION='"$(VERSION)"' -MMD -MP
 SAN_CFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -166,6 +180,10 @@ fuzz-build:
 $(FUZZ_BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+
+$(FUZZ_BUILD)/obj/init-blob.o: $(BUILD)/init-blob.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 -Iinclude -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
 	@mkdir -p $(@D)

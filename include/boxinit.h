@@ -1,8 +1,9 @@
 /* boxinit: the box's own init (gemini-box-init) and its liveness lock.
  *
  * Every box runs gemini-box-init as its main process, from a content-named
- * copy in the user's data directory (so upgrading or moving gemini-box never
- * pulls the file from under an existing box). The init holds an exclusive
+ * copy in the user's data directory that gemini-box writes from the bytes it
+ * carries (so upgrading or moving gemini-box never pulls the file from under
+ * an existing box). The init holds an exclusive
  * flock on <state dir>/lock, a file of a private per-user directory that the
  * box sees read-only; beside it, host-only, <state dir>/box records the directory and settings
  * digest the box was made with. A run that finds the lock held and the record equal to its own goes
@@ -11,6 +12,7 @@
 #define GEMINI_BOX_BOXINIT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "error.h"
 
@@ -30,13 +32,13 @@ const char *init_id(void);
  * (gemini-box/init/ID/gemini-box-init). */
 char *init_copy_path(const char *data_home);
 
-/* The init this gemini-box came with (GEMINI_BOX_INIT, or next to the
- * executable, or ../libexec/gemini-box), checked by content; NULL if none. */
-char *init_source(void);
+/* The init itself, built static and embedded in gemini-box at build time
+ * (generated init-blob.c), so gemini-box is one file to install. */
+extern const unsigned char init_blob[];
+extern const size_t init_blob_size;
 
-/* Makes sure that copy exists, installing it from GEMINI_BOX_INIT or from
- * next to the gemini-box executable (build tree, or ../libexec/gemini-box).
- * Fails, with err set, when no init with the right content is to be found. */
+/* Makes sure that copy exists, writing it from the embedded init (or from
+ * GEMINI_BOX_INIT, a developer's file that must have the same content). */
 int init_install(const char *copy, struct gb_error *err);
 
 /* The per-user state directory of box name, made (mode 0700) when create:

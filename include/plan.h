@@ -47,7 +47,7 @@ enum step_kind {
 	 * shell command that does the same) */
 	STEP_MKDIR,       /* path: a private directory (mode 0700) */
 	STEP_STATE,       /* path: the box's state directory and its lock */
-	STEP_INSTALL,     /* path: the init copy, installed from text (its source) */
+	STEP_INSTALL,     /* path: the init copy, written from gemini-box's own bytes */
 	STEP_WRITE_ENV,   /* path: the run's env file, text its content (mode 0600) */
 	STEP_RECORD,      /* path: the state directory, told the id of the box just created */
 	STEP_REMOVE_FILE, /* path: removed after the session */

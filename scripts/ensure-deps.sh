@@ -5,9 +5,9 @@
 # be installed (the exact apt-get line is printed).
 set -eu
 
-build_pkgs="gcc make pkg-config libcjson-dev libssl-dev"
+build_pkgs="gcc make pkg-config libcjson-dev libssl-dev musl-tools"
 run_pkgs="podman uidmap slirp4netns fuse-overlayfs catatonit"
-test_pkgs="libcmocka-dev groff-base runc busybox-static tmux valgrind clang libclang-rt-14-dev python3 runsc git debootstrap"
+test_pkgs="libcmocka-dev groff-base runc busybox-static tmux bats valgrind clang libclang-rt-14-dev python3 runsc git debootstrap"
 
 case "${1:-}" in
 build) want="$build_pkgs" ;;

@@ -41,27 +41,6 @@ static int file_id(const char *path, char out[HASH_ID_HEX + 1])
 	return n < 0 ? -1 : 0;
 }
 
-/* Candidates for the init that came with this gemini-box. */
-static void init_candidates(struct strv *out)
-{
-	const char *env = getenv("GEMINI_BOX_INIT");
-	if (env && *env) {
-		strv_push(out, env);
-		return;
-	}
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return;
-	self[n] = '\0';
-	char *slash = strrchr(self, '/');
-	if (!slash)
-		return;
-	*slash = '\0';
-	strv_pushf(out, "%s/" INIT_NAME, self);
-	strv_pushf(out, "%s/../libexec/gemini-box/" INIT_NAME, self);
-}
-
 /* Copies from to a new file to (never through a link); on failure errno
  * is the failing call's. */
 static int copy_file(const char *from, const char *to, mode_t mode)
@@ -110,40 +89,53 @@ char *init_copy_path(const char *data_home)
 	return xasprintf("%s/gemini-box/init/%s/" INIT_NAME, data_home, init_id());
 }
 
-char *init_source(void)
+/* Writes the init's bytes to a new file (never through a link); on failure
+ * errno is the failing call's. */
+static int write_new_file(const char *to, const unsigned char *data, size_t len, mode_t mode)
 {
-	struct strv candidates = STRV_INIT;
-	init_candidates(&candidates);
-	char *source = NULL;
-	char id[HASH_ID_HEX + 1];
-	for (size_t i = 0; i < candidates.n && !source; i++)
-		if (file_id(candidates.v[i], id) == 0 && strcmp(id, init_id()) == 0)
-			source = xstrdup(candidates.v[i]);
-	strv_clear(&candidates);
-	return source;
+	cleanup_fd int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (out < 0)
+		return -1;
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(out, data + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	if (fchmod(out, mode) < 0)
+		return -1;
+	int fd = out;
+	out = -1;
+	return close(fd);
 }
 
 int init_install(const char *installed, struct gb_error *err)
 {
 	if (access(installed, X_OK) == 0)
 		return 0;
+	/* A developer's init, when named, must be the one this gemini-box was
+	 * built with: boxes record its id. */
+	const char *override = getenv("GEMINI_BOX_INIT");
+	char id[HASH_ID_HEX + 1];
+	if (override && *override && (file_id(override, id) < 0 || strcmp(id, init_id()) != 0))
+		return gb_fail_path(err, EXIT_BOX_INTERNAL, "GEMINI_BOX_INIT", override,
+		                    "is not the init this gemini-box was built with; unset it");
 	char *dir = xstrdup(installed);
 	*strrchr(dir, '/') = '\0';
-	char *source = init_source();
 	int rc = -1;
-	if (!source) {
-		gb_fail(err, EXIT_BOX_INTERNAL,
-		        "cannot find gemini-box-init %s (it belongs next to gemini-box or in "
-		        "../libexec/gemini-box); reinstall gemini-box, or set GEMINI_BOX_INIT",
-		        init_id());
-	} else if (mkdir_p(dir, 0755) < 0) {
+	if (mkdir_p(dir, 0755) < 0) {
 		gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot create", dir, strerror(errno));
 	} else {
-		/* Copied under a temporary name and renamed: a concurrent run never
+		/* Written under a temporary name and renamed: a concurrent run never
 		 * sees half a file. */
 		char *tmp = xasprintf("%s.%ld.tmp", installed, (long)getpid());
 		unlink(tmp); /* a leftover of a run that died */
-		if (copy_file(source, tmp, 0755) == 0 && rename(tmp, installed) == 0) {
+		int written = override && *override
+		                      ? copy_file(override, tmp, 0755)
+		                      : write_new_file(tmp, init_blob, init_blob_size, 0755);
+		if (written == 0 && rename(tmp, installed) == 0) {
 			rc = 0;
 		} else {
 			int e = errno;
@@ -153,7 +145,6 @@ int init_install(const char *installed, struct gb_error *err)
 		}
 		free(tmp);
 	}
-	free(source);
 	free(dir);
 	return rc;
 }

@@ -306,11 +306,8 @@ enum step_outcome run_plan(struct context *ctx, const struct plan *p, struct gb_
 static void plan_create_preparation(const struct context *ctx, struct plan *p)
 {
 	plan_add_host(p, STEP_STATE, ctx->state, NULL);
-	if (access(ctx->init_copy, X_OK) != 0) {
-		char *source = init_source();
-		plan_add_host(p, STEP_INSTALL, ctx->init_copy, source);
-		free(source);
-	}
+	if (access(ctx->init_copy, X_OK) != 0)
+		plan_add_host(p, STEP_INSTALL, ctx->init_copy, NULL);
 	for (size_t i = 0; i < GEMINI_SHARED_N; i++) {
 		char *dir = xasprintf("%s/%s", ctx->gemini_home, gemini_shared[i]);
 		if (access(dir, F_OK) != 0)
@@ -328,11 +325,8 @@ static void plan_start_preparation(const struct context *ctx, struct plan *p)
 	if (ctx->box_state)
 		plan_add_host(p, STEP_STATE, ctx->box_state, NULL);
 	if (ctx->box_init && strcmp(ctx->box_init, ctx->init_copy) == 0 &&
-	    access(ctx->init_copy, X_OK) != 0) {
-		char *source = init_source();
-		plan_add_host(p, STEP_INSTALL, ctx->init_copy, source);
-		free(source);
-	}
+	    access(ctx->init_copy, X_OK) != 0)
+		plan_add_host(p, STEP_INSTALL, ctx->init_copy, NULL);
 }
 
 /* The podman steps that bring the box up, each with its host preparation. */

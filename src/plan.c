@@ -284,11 +284,9 @@ void plan_add_host(struct plan *p, enum step_kind kind, const char *path, const 
 		strv_push(argv, path);
 		break;
 	case STEP_INSTALL:
-		strv_push(argv, "install");
-		strv_push(argv, "-D");
-		strv_push(argv, "-m");
-		strv_push(argv, "0755");
-		strv_push(argv, text ? text : "gemini-box-init");
+		/* the init's bytes are inside gemini-box: no command has them */
+		strv_push(argv, ":");
+		strv_push(argv, "write gemini-box's own init to");
 		strv_push(argv, path);
 		break;
 	case STEP_WRITE_ENV: {
