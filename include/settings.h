@@ -12,7 +12,11 @@
 #include "error.h"
 #include "strv.h"
 
-#define DEFAULT_IMAGE             "us-docker.pkg.dev/gemini-code-dev/gemini-cli/sandbox:0.35.2"
+/* gemini-cli publishes its sandbox image per release as SANDBOX_IMAGE_REPO:VERSION
+ * (package.json's config.sandboxImageUri); the default follows a current one. */
+#define SANDBOX_IMAGE_REPO        "us-docker.pkg.dev/gemini-code-dev/gemini-cli/sandbox"
+#define DEFAULT_GEMINI_VERSION    "0.61.0"
+#define DEFAULT_IMAGE             SANDBOX_IMAGE_REPO ":" DEFAULT_GEMINI_VERSION
 #define DEFAULT_BOX_USER          "1000:1000"
 #define DEFAULT_BOX_HOME          "/home/node"
 #define DEFAULT_NETWORK           "isolated"
@@ -62,6 +66,7 @@ struct item_list {
 /* Each key is a member here and one row of the table in settings.c. */
 struct settings {
 	struct str_setting image, user, home, network, runtime, containerfile;
+	struct str_setting gemini_version;    /* the release whose image a default box gets */
 	struct num_setting idle_stop_minutes; /* 0: never */
 	struct num_setting ide;               /* 1: carry the IDE companion's variables */
 	struct mount_setting *mounts;

@@ -249,8 +249,20 @@ const char *containerfile_digest(struct context *ctx, struct gb_error *err)
 	return rc == 0 ? ctx->context_digest : NULL;
 }
 
+/* "gemini_version" names the official image of that release, unless
+ * someone set "image" itself. */
+static void apply_gemini_version(struct settings *s)
+{
+	if (!s->gemini_version.value || s->image.origin.kind != ORIGIN_DEFAULT)
+		return;
+	free(s->image.value);
+	s->image.value = xasprintf("%s:%s", SANDBOX_IMAGE_REPO, s->gemini_version.value);
+	s->image.origin = s->gemini_version.origin;
+}
+
 int resolve_image(struct context *ctx, struct gb_error *err)
 {
+	apply_gemini_version(&ctx->settings);
 	if (ctx->settings.containerfile.value) {
 		const char *digest = containerfile_digest(ctx, err);
 		if (!digest)

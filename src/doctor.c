@@ -169,6 +169,83 @@ static void doctor_podman_info(struct doctor *d, const struct context *ctx)
 }
 
 /* A real connection from inside the box to the companion's port. */
+/* The first line of what argv prints, as a version ("0.61.0"), or NULL; in a
+ * dry run the command is printed instead. */
+static char *version_of(const struct context *ctx, const struct strv *argv)
+{
+	if (ctx->o->dry_run) {
+		struct plan p = { &(struct step){ STEP_PROBE, *argv, NULL, NULL }, 1 };
+		plan_print(&p, stdout);
+		return NULL;
+	}
+	struct run_result r;
+	struct gb_error e = GB_ERROR_INIT;
+	if (run_in(ctx, argv->v, CHILD_CAPTURE, &r, &e) < 0) {
+		gb_error_clear(&e);
+		return NULL;
+	}
+	char *v = NULL;
+	if (r.status == 0) {
+		r.out[strcspn(r.out, "\n")] = '\0';
+		const char *start = r.out + strspn(r.out, " \t");
+		if (*start >= '0' && *start <= '9')
+			v = xstrdup(start);
+	}
+	run_result_clear(&r);
+	return v;
+}
+
+/* Whether the box's gemini is the release the host has: a box on another
+ * release behaves differently from the gemini the user types outside it. */
+static void doctor_gemini_version(struct doctor *d, const struct context *ctx, enum box_state state)
+{
+	char *host_gemini = find_executable("gemini", context_env(ctx, "PATH"));
+	if (!host_gemini) {
+		report(d, CHECK_OK, "no gemini on this host's PATH to compare the box's with",
+		       NULL);
+		return;
+	}
+	struct strv argv = STRV_INIT;
+	strv_push(&argv, host_gemini);
+	strv_push(&argv, "--version");
+	char *host = version_of(ctx, &argv);
+	strv_clear(&argv);
+	char *box = NULL;
+	size_t repo = strlen(SANDBOX_IMAGE_REPO);
+	if (state == BOX_RUNNING) {
+		const char *words[] = { ctx->podman, "exec", ctx->name, "gemini", "--version" };
+		for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++)
+			strv_push(&argv, words[i]);
+		box = version_of(ctx, &argv);
+		strv_clear(&argv);
+	} else if (strncmp(ctx->image, SANDBOX_IMAGE_REPO ":", repo + 1) == 0) {
+		box = xstrdup(ctx->image + repo + 1); /* the official image, by its tag */
+	}
+	if (host && box && strcmp(host, box) == 0) {
+		char *what = xasprintf("gemini %s in the box and on the host", box);
+		report(d, CHECK_OK, what, NULL);
+		free(what);
+	} else if (host && box) {
+		char *what = xasprintf("gemini %s in the box, %s on the host", box, host);
+		char *fix = xasprintf("set \"gemini_version\": \"%s\" in your config.json (or "
+		                      "GEMINI_BOX_GEMINI_VERSION), then gemini-box --box-recreate",
+		                      host);
+		report(d, CHECK_WARN, what, fix);
+		free(fix);
+		free(what);
+	} else if (!ctx->o->dry_run) {
+		char *what =
+		        xasprintf("gemini %s on the host; the box's release is not known until it "
+		                  "runs",
+		                  host ? host : "(version unknown)");
+		report(d, CHECK_OK, what, NULL);
+		free(what);
+	}
+	free(box);
+	free(host);
+	free(host_gemini);
+}
+
 static void doctor_ide(struct doctor *d, const struct context *ctx, enum box_state state)
 {
 	const char *port = context_env_nonempty(ctx, "GEMINI_CLI_IDE_SERVER_PORT");
@@ -311,6 +388,7 @@ int cmd_doctor(struct context *ctx, struct gb_error *err)
 			gb_error_clear(&e);
 		}
 		doctor_ide(&d, ctx, state);
+		doctor_gemini_version(&d, ctx, state);
 	}
 	char *runsc = find_executable("runsc", context_env(ctx, "PATH"));
 	bool wants_runsc = settled && runtime_is_runsc(&ctx->settings);

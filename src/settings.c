@@ -162,6 +162,16 @@ static const char *check_protected_path(const char *v)
 	return NULL;
 }
 
+static const char *check_version(const char *v)
+{
+	size_t n = strlen(v);
+	if (n == 0 || n > 64 || v[0] == '-' ||
+	    strspn(v, "0123456789abcdefghijklmnopqrstuvwxyz"
+	              "ABCDEFGHIJKLMNOPQRSTUVWXYZ.-+_") != n)
+		return "must be a gemini-cli release such as \"" DEFAULT_GEMINI_VERSION "\"";
+	return NULL;
+}
+
 static const char *check_podman_arg(const char *v)
 {
 	return *v ? NULL : "must not be empty";
@@ -177,6 +187,11 @@ const struct key settings_keys[] = {
 	  .approval = APPROVE_KEY, .may_not = "choose the image (the program that gets your keys)",
 	  .readme_place = 1, .digest_place = 1 },
 	/* The digest has the image built from it, by its tag. */
+	/* Picks the image too, when no one set "image". */
+	{ "gemini_version", KEY_STRING, AT(gemini_version), .check = check_version,
+	  .env = { "GEMINI_BOX_GEMINI_VERSION" }, .approval = APPROVE_KEY,
+	  .may_not = "choose the gemini release (the program that gets your keys)",
+	  .readme_place = 16 },
 	{ "containerfile", KEY_HOST_PATH, AT(containerfile), .approval = APPROVE_KEY,
 	  .may_not = "build the image (the program that gets your keys)", .readme_place = 11 },
 	{ "user", KEY_STRING, AT(user), .check = check_user, .text_default = DEFAULT_BOX_USER,

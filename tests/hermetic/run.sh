@@ -157,6 +157,42 @@ t_init_takes_the_lock_after_a_probe() {
 	return 0
 }
 
+# "gemini_version" picks that release's official image unless "image" is set;
+# a project file may not choose it without approval (the program that gets
+# the keys).
+t_gemini_version_picks_the_image() {
+	unset GEMINI_IMAGE
+	mkdir -p "$XDG_CONFIG_HOME/gemini-box" .gemini
+	echo '{"gemini_version": "0.60.1"}' >"$XDG_CONFIG_HOME/gemini-box/config.json"
+	gb --box-dry-run -p hi
+	expect_rc 0
+	grep -q ' us-docker.pkg.dev/gemini-code-dev/gemini-cli/sandbox:0.60.1 --lock ' "$T/out" ||
+		fail "the box is not made from the 0.60.1 image"
+	echo '{"gemini_version": "0.60.1", "image": "mine:1"}' >"$XDG_CONFIG_HOME/gemini-box/config.json"
+	gb --box-dry-run -p hi
+	grep -q ' mine:1 --lock ' "$T/out" || fail "image does not win over gemini_version"
+	echo '{}' >"$XDG_CONFIG_HOME/gemini-box/config.json"
+	echo '{"gemini_version": "0.1.0"}' >.gemini/gemini-box.json
+	gb -p hi
+	expect_rc 78
+	grep -q 'gemini_version: a project file may not choose the gemini release' "$T/err" ||
+		fail "a project's gemini_version is not refused"
+}
+
+# The doctor says when the box's gemini is another release than the host's.
+t_doctor_compares_gemini_versions() {
+	unset GEMINI_IMAGE
+	mkdir -p "$T/bin"
+	printf '#!/bin/sh\necho 0.59.0\n' >"$T/bin/gemini"
+	chmod 755 "$T/bin/gemini"
+	PATH=$T/bin:$PATH gb --box-doctor
+	grep -q '^WARN  gemini 0.61.0 in the box, 0.59.0 on the host; set "gemini_version": "0.59.0"' "$T/out" ||
+		fail "the doctor does not compare the releases"
+	printf '#!/bin/sh\necho 0.61.0\n' >"$T/bin/gemini"
+	PATH=$T/bin:$PATH gb --box-doctor
+	grep -q '^OK    gemini 0.61.0 in the box and on the host' "$T/out" || fail "no OK for equal releases"
+}
+
 # --box-doctor --box-dry-run asks podman only read-only questions.
 t_doctor_dry_run_runs_nothing() {
 	gb --box-doctor --box-dry-run

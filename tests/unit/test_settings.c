@@ -683,8 +683,9 @@ static void test_outputs_unchanged(void **state)
 {
 	(void)state;
 	static const char *const expected_print[2] = {
-		"image            = us-docker.pkg.dev/gemini-code-dev/gemini-cli/sandbox:0.35.2  "
+		"image            = us-docker.pkg.dev/gemini-code-dev/gemini-cli/sandbox:0.61.0  "
 		"(default)\n"
+		"gemini_version   = (unset)  (default)\n"
 		"containerfile    = (unset)  (default)\n"
 		"user             = 1000:1000  (default)\n"
 		"home             = /home/node  (default)\n"
@@ -699,6 +700,7 @@ static void test_outputs_unchanged(void **state)
 		"podman_args      = (none)\n"
 		"protected_paths  = (none)\n",
 		"image            = opt:1  (option --box-image)\n"
+		"gemini_version   = (unset)  (default)\n"
 		"containerfile    = /ROOT/home/proj/Containerfile  (user file /u/config.json)\n"
 		"user             = 7:7  (environment GEMINI_BOX_USER)\n"
 		"home             = /home/me  (user file /u/config.json)\n"
@@ -723,7 +725,8 @@ static void test_outputs_unchanged(void **state)
 	};
 	static const char *const expected_json[2] = {
 		"{\"image\":{\"value\":\"us-docker.pkg.dev/gemini-code-dev/gemini-cli/"
-		"sandbox:0.35.2\","
+		"sandbox:0.61.0\","
+		"\"from\":{\"kind\":\"default\"}},\"gemini_version\":{\"value\":null,"
 		"\"from\":{\"kind\":\"default\"}},\"containerfile\":{\"value\":null,"
 		"\"from\":{\"kind\":\"default\"}},\"user\":{\"value\":\"1000:1000\","
 		"\"from\":{\"kind\":\"default\"}},\"home\":{\"value\":\"/home/node\","
@@ -736,6 +739,7 @@ static void test_outputs_unchanged(void **state)
 		"\"trusted_projects\":[]}",
 		"{\"image\":{\"value\":\"opt:1\",\"from\":{\"kind\":\"option\","
 		"\"detail\":\"--box-image\"}},"
+		"\"gemini_version\":{\"value\":null,\"from\":{\"kind\":\"default\"}},"
 		"\"containerfile\":{\"value\":\"/ROOT/home/proj/Containerfile\","
 		"\"from\":{\"kind\":\"user file\",\"detail\":\"/u/config.json\"}},"
 		"\"user\":{\"value\":\"7:7\",\"from\":{\"kind\":\"environment\","
@@ -771,7 +775,7 @@ static void test_outputs_unchanged(void **state)
 		"\"/also/not\"]}",
 	};
 	static const char *const expected_digest[2] = {
-		"image=fda92d8c621e,user=21d6b71f3406,home=3d98dc84e8f6,"
+		"image=a5c98c975111,user=21d6b71f3406,home=3d98dc84e8f6,"
 		"network=fb24828bebcd,runtime=6e340b9cffb3,mounts=e3b0c44298fc,"
 		"ports=e3b0c44298fc,podman_args=e3b0c44298fc,protected_paths=e3b0c44298fc,"
 		"idle_stop_minutes=1ee23c43b443,init=557b93652fa2,ide=0a53f63b02a0",
@@ -807,9 +811,10 @@ static void test_outputs_unchanged(void **state)
 	struct gb_error err = GB_ERROR_INIT;
 	assert_int_equal(merge(&s, "{\"colour\": 1}", ORIGIN_USER, false, &err), -1);
 	assert_string_equal(
-	        err.msg, "/u/config.json: colour: unknown key; known: image, user, home, mounts,"
-	                 " env, forward_env, ports, network, runtime, podman_args, containerfile,"
-	                 " idle_stop_minutes, ide, protected_paths, trusted_projects");
+	        err.msg,
+	        "/u/config.json: colour: unknown key; known: image, user, home, mounts,"
+	        " env, forward_env, ports, network, runtime, podman_args, containerfile,"
+	        " idle_stop_minutes, ide, protected_paths, trusted_projects, gemini_version");
 	gb_error_clear(&err);
 	settings_clear(&s);
 }
