@@ -28,10 +28,10 @@ ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(CFLAGS_EXTRA) -Iinclude -I$(BUIL
 	-DGEMINI_BOX_VERSION='"$(VERSION)"' -MMD -MP
 
 BUILD = build
-LIB_SRCS = src/args.c src/boxid.c src/boxinit.c src/build.c src/cmd-build.c src/cmd-manage.c src/cmd-run.c src/cmd-trust.c src/context.c src/doctor.c src/execute.c src/load.c src/query.c src/envsel.c src/error.c src/hash.c \
+LIB_SRCS = src/args.c src/boxid.c src/boxinit.c src/build.c src/cmd-build.c src/cmd-manage.c src/cmd-run.c src/cmd-trust.c src/context.c src/doctor.c src/execute.c src/fsutil.c src/load.c src/localimage.c src/query.c src/envsel.c src/error.c src/hash.c \
 	src/inspect.c src/plan.c src/podman.c src/quote.c src/report.c src/protect.c src/runenv.c src/session.c src/settings.c src/settings-output.c src/spawn.c src/strv.c src/trust.c
 LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/init-blob.o
-UNIT_TESTS = args boxid boxinit build doctor envsel error inspect plan podman protect quote report runenv session settings strv trust
+UNIT_TESTS = args boxid boxinit build doctor envsel error inspect localimage plan podman protect quote report runenv session settings strv trust
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test_%)
 
 .PHONY: all deps test unit-test integration-test man-check memcheck sanitize bench install uninstall \
@@ -110,11 +110,13 @@ bench: all
 man-check:
 	@sh tests/man-check.sh man/gemini-box.1
 
-# make run ARGS='...': installs what is missing, builds, runs gemini-box here.
+# make run ARGS='...': installs what is missing, builds, runs gemini-box here,
+# in a box made from gemini-box's own image (GEMINI_IMAGE=local: Debian's and
+# npm's packages, no container registry; made once, in about two minutes).
 run:
 	@sh scripts/ensure-deps.sh run
 	@$(MAKE) --no-print-directory all
-	$(BUILD)/gemini-box $(ARGS)
+	GEMINI_IMAGE=$${GEMINI_IMAGE:-local} $(BUILD)/gemini-box $(ARGS)
 
 # One program (the init travels inside it), its man page and completions.
 install: $(BUILD)/gemini-box

@@ -43,6 +43,7 @@ struct context {
 	struct settings settings;
 	char *image; /* what the box is created from: the built tag or the setting */
 	bool build_needed;
+	bool local_needed; /* the image is the local one (localimage.h), until podman has it */
 	char *digest;
 	struct run_env env;
 	struct protection protect;

@@ -24,7 +24,10 @@ enum step_outcome run_podman_step(const struct context *ctx, const struct step *
 
 /* The steps that bring the box from state to running, with their host steps. */
 void plan_box_up(const struct context *ctx, const struct box_spec *spec, enum box_state state,
-                 bool image_present, struct plan *p);
+                 bool have_image, bool have_base, struct plan *p);
+/* Making the local image (localimage.h) tagged image: mmdebstrap, podman
+ * import, the tarball removed. */
+void plan_local_image(const struct context *ctx, const char *image, struct plan *p);
 /* The session: its env file written, podman exec, the file removed. */
 void plan_session(const struct context *ctx, const struct box_spec *spec, bool shell,
                   struct plan *p);

@@ -51,10 +51,12 @@ enum step_kind {
 	STEP_WRITE_ENV,   /* path: the run's env file, text its content (mode 0600) */
 	STEP_RECORD,      /* path: the state directory, told the id of the box just created */
 	STEP_REMOVE_FILE, /* path: removed after the session */
-	/* podman */
+	/* podman, and the programs that make images with it */
+	STEP_ROOTFS, /* mmdebstrap: the local image's root file system */
+	STEP_IMPORT, /* podman import of it */
 	STEP_BUILD,
 	STEP_PULL,
-	STEP_CREATE,
+	STEP_CREATE, /* podman run --detach: the box made and started */
 	STEP_START,
 	STEP_UNPAUSE,
 	STEP_STOP,
@@ -88,12 +90,13 @@ void plan_clear(struct plan *plan);
 /* Writes each step as one shell-quoted line. */
 void plan_print(const struct plan *plan, FILE *out);
 
-/* The steps that bring a box from state to running (pull and create when
- * absent), without the final exec. */
+/* The steps that bring a box from state to running (pull, and podman run
+ * --detach, when absent), without the final exec. */
 void plan_bring_up(struct plan *plan, const struct box_spec *spec, enum box_state state,
                    bool image_present);
 /* The argv of each kind of step (podman first). */
 void podman_pull_argv(const struct box_spec *spec, struct strv *argv);
+/* podman run --detach of a new box: made and started in one call. */
 void podman_create_argv(const struct box_spec *spec, struct strv *argv);
 void podman_exec_argv(const struct box_spec *spec, struct strv *argv);
 /* podman exec of an interactive shell in the box, as its user or as root. */

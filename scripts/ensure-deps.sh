@@ -6,7 +6,7 @@
 set -eu
 
 build_pkgs="gcc make pkg-config libcjson-dev libssl-dev musl-tools"
-run_pkgs="podman uidmap slirp4netns fuse-overlayfs catatonit"
+run_pkgs="podman uidmap slirp4netns fuse-overlayfs catatonit mmdebstrap"
 test_pkgs="libcmocka-dev groff-base runc busybox-static tmux bats valgrind clang libclang-rt-14-dev python3 runsc git debootstrap"
 
 case "${1:-}" in

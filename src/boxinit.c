@@ -13,6 +13,7 @@
 
 #include "init-id.h" /* generated: GEMINI_BOX_INIT_ID */
 #include "cleanup.h"
+#include "fsutil.h"
 #include "hash.h"
 #include "quote.h"
 #include "strv.h"
@@ -64,24 +65,6 @@ static int copy_file(const char *from, const char *to, mode_t mode)
 	int fd = out;
 	out = -1;
 	return close(fd);
-}
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char *p = xstrdup(path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, mode) < 0 && errno != EEXIST) {
-			free(p);
-			return -1;
-		}
-		*s = '/';
-	}
-	int rc = mkdir(p, mode) < 0 && errno != EEXIST ? -1 : 0;
-	free(p);
-	return rc;
 }
 
 char *init_copy_path(const char *data_home)

@@ -10,27 +10,40 @@
 #include <unistd.h>
 
 #include "execute.h"
+#include "localimage.h"
 #include "quote.h"
 #include "strv.h"
 
+/* Builds the project's containerfile now, or, without one, gemini-box's own
+ * image of the release from Debian's and npm's packages (localimage.h). */
 int cmd_build(struct context *ctx, struct gb_error *err)
 {
-	if (!ctx->settings.containerfile.value)
-		return gb_fail(err, EXIT_BOX_CONFIG,
-		               "there is no containerfile to build: add %s to the project or set "
-		               "\"containerfile\" in the settings",
-		               PROJECT_CONTAINERFILE);
 	struct plan p = PLAN_INIT;
-	podman_build_argv(ctx->podman, ctx->settings.containerfile.value, ctx->image,
-	                  ctx->settings.image.value, plan_add(&p, STEP_BUILD));
+	const char *built = ctx->image;
+	char *local = NULL;
+	if (ctx->settings.containerfile.value) {
+		podman_build_argv(ctx->podman, ctx->settings.containerfile.value, ctx->image,
+		                  ctx->settings.image.value, plan_add(&p, STEP_BUILD));
+	} else {
+		const char *version = ctx->settings.gemini_version.value;
+		local = local_image_tag(version ? version : DEFAULT_GEMINI_VERSION);
+		plan_local_image(ctx, local, &p);
+		built = local;
+	}
 	int rc = 0;
 	if (ctx->o->dry_run)
 		plan_print(&p, stdout);
 	else if (run_plan(ctx, &p, err) != STEP_OK)
 		rc = -1;
+	else if (local && !ctx->local_needed)
+		gb_warn("built %s; \"image\": \"local\" in your config.json (or "
+		        "GEMINI_IMAGE=local) "
+		        "makes boxes from it",
+		        built);
 	else
-		gb_warn("built %s", ctx->image);
+		gb_warn("built %s", built);
 	plan_clear(&p);
+	free(local);
 	return rc;
 }
 

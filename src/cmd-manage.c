@@ -127,7 +127,10 @@ int cmd_recreate(struct context *ctx, struct gb_error *err)
 	if (ctx->o->dry_run) {
 		struct box_spec spec = context_spec(ctx, false);
 		struct plan p = PLAN_INIT;
-		plan_box_up(ctx, &spec, BOX_ABSENT, image_present(ctx, ctx->image), &p);
+		bool have_image = image_present(ctx, ctx->image);
+		bool have_base = have_image || !ctx->build_needed || !ctx->local_needed ||
+		                 image_present(ctx, ctx->settings.image.value);
+		plan_box_up(ctx, &spec, BOX_ABSENT, have_image, have_base, &p);
 		plan_print(&p, stdout);
 		plan_clear(&p);
 		return 0;

@@ -17,6 +17,7 @@
 #include "boxinit.h"
 #include "build.h"
 #include "load.h"
+#include "localimage.h"
 #include "podman.h"
 #include "quote.h"
 #include "strv.h"
@@ -263,6 +264,15 @@ static void apply_gemini_version(struct settings *s)
 int resolve_image(struct context *ctx, struct gb_error *err)
 {
 	apply_gemini_version(&ctx->settings);
+	struct settings *st = &ctx->settings;
+	if (local_image_selected(st->image.value)) {
+		/* "local": gemini-box's own image of the release, made when missing */
+		free(st->image.value);
+		st->image.value =
+		        local_image_tag(st->gemini_version.value ? st->gemini_version.value
+		                                                 : DEFAULT_GEMINI_VERSION);
+		ctx->local_needed = true;
+	}
 	if (ctx->settings.containerfile.value) {
 		const char *digest = containerfile_digest(ctx, err);
 		if (!digest)

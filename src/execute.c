@@ -13,6 +13,8 @@
 
 #include "boxid.h"
 #include "boxinit.h"
+#include "fsutil.h"
+#include "localimage.h"
 #include "podman.h"
 #include "query.h"
 #include "quote.h"
@@ -36,8 +38,15 @@ enum step_outcome run_podman_step(const struct context *ctx, const struct step *
                                   struct gb_error *err)
 {
 	const char *image = ctx->image;
-	/* pull and build show their progress; the others' messages become ours. */
-	bool show = st->kind == STEP_PULL || st->kind == STEP_BUILD;
+	if (st->kind == STEP_ROOTFS && !strchr(st->argv.v[0], '/')) {
+		gb_fail(err, EXIT_BOX_NOPODMAN,
+		        "mmdebstrap not found, and it makes the local image; install it (apt-get "
+		        "install mmdebstrap), or choose another image");
+		return STEP_FAILED;
+	}
+	/* What makes images shows its progress; the others' messages become ours. */
+	bool show = st->kind == STEP_PULL || st->kind == STEP_BUILD || st->kind == STEP_ROOTFS ||
+	            st->kind == STEP_IMPORT;
 	struct run_result r;
 	if (run_in(ctx, st->argv.v, show ? CHILD_SHOW : CHILD_CAPTURE, &r, err) < 0)
 		return STEP_FAILED;
@@ -49,8 +58,23 @@ enum step_outcome run_podman_step(const struct context *ctx, const struct step *
 		case STEP_PULL:
 			gb_fail(err, EXIT_BOX_IMAGE,
 			        "image %s is not here and pulling it failed; check its name, your "
-			        "network and podman login, or choose one with --box-image",
+			        "network and podman login, or choose one with --box-image; without "
+			        "a "
+			        "container registry, \"image\": \"local\" makes one from Debian's "
+			        "and "
+			        "npm's packages (gemini-box --box-build)",
 			        image);
+			break;
+		case STEP_ROOTFS:
+			gb_fail(err, EXIT_BOX_IMAGE,
+			        "making the local image's root file system with mmdebstrap failed "
+			        "(see its output above); it needs Debian's and npm's registries "
+			        "and "
+			        "your subordinate ids (gemini-box --box-doctor)");
+			break;
+		case STEP_IMPORT:
+			gb_fail(err, EXIT_BOX_IMAGE, "podman import of the local image failed: %s",
+			        msg);
 			break;
 		case STEP_BUILD:
 			gb_fail(err, EXIT_BOX_IMAGE,
@@ -62,7 +86,7 @@ enum step_outcome run_podman_step(const struct context *ctx, const struct step *
 				outcome = STEP_LOST_RACE; /* another run created it first */
 				break;
 			}
-			gb_fail(err, EXIT_BOX_PODMAN, "podman create failed: %s", msg);
+			gb_fail(err, EXIT_BOX_PODMAN, "podman run failed: %s", msg);
 			break;
 		default:
 			gb_fail(err, EXIT_BOX_PODMAN, "podman %s %s failed: %s", podman_verb(st),
@@ -115,7 +139,7 @@ int run_host_step(const struct step *st, struct gb_error *err)
 {
 	switch (st->kind) {
 	case STEP_MKDIR:
-		if (mkdir(st->path, 0700) < 0 && errno != EEXIST)
+		if (mkdir_p(st->path, 0700) < 0)
 			return gb_fail_path(err, EXIT_BOX_NODIR, "cannot create", st->path,
 			                    strerror(errno));
 		return 0;
@@ -329,18 +353,43 @@ static void plan_start_preparation(const struct context *ctx, struct plan *p)
 		plan_add_host(p, STEP_INSTALL, ctx->init_copy, NULL);
 }
 
-/* The podman steps that bring the box up, each with its host preparation. */
-void plan_box_up(const struct context *ctx, const struct box_spec *spec, enum box_state state,
-                 bool image_present, struct plan *p)
+/* gemini-box's own image (localimage.h): its root file system, made with
+ * mmdebstrap into the data directory, imported, and the tarball removed. */
+void plan_local_image(const struct context *ctx, const char *image, struct plan *p)
 {
-	if (!image_present && ctx->build_needed)
+	const char *tag = image + strlen(LOCAL_IMAGE_REPO ":");
+	char *dir = xasprintf("%s/gemini-box/images", ctx->data_home);
+	char *tarball = xasprintf("%s/%s.tar", dir, tag);
+	char *mmdebstrap = find_executable("mmdebstrap", context_env(ctx, "PATH"));
+	/* the release: the tag's part before the recipe's id */
+	char *version = xstrndup(tag, (size_t)(strrchr(tag, '-') - tag));
+	plan_add_host(p, STEP_MKDIR, dir, NULL);
+	local_image_rootfs_argv(mmdebstrap ? mmdebstrap : "mmdebstrap", version, tarball,
+	                        plan_add(p, STEP_ROOTFS));
+	local_image_import_argv(ctx->podman, tarball, image, plan_add(p, STEP_IMPORT));
+	plan_add_host(p, STEP_REMOVE_FILE, tarball, NULL);
+	free(version);
+	free(mmdebstrap);
+	free(tarball);
+	free(dir);
+}
+
+/* The podman steps that bring the box up, each with its host preparation.
+ * have_base: whether the base a containerfile builds on is there (it may be
+ * the local image, which is made, not pulled). */
+void plan_box_up(const struct context *ctx, const struct box_spec *spec, enum box_state state,
+                 bool have_image, bool have_base, struct plan *p)
+{
+	if (!have_image && ctx->local_needed && (!ctx->build_needed || !have_base))
+		plan_local_image(ctx, ctx->settings.image.value, p);
+	if (!have_image && ctx->build_needed)
 		podman_build_argv(ctx->podman, ctx->settings.containerfile.value, ctx->image,
 		                  ctx->settings.image.value, plan_add(p, STEP_BUILD));
 	if (state == BOX_ABSENT)
 		plan_create_preparation(ctx, p);
 	else if (state == BOX_STOPPED)
 		plan_start_preparation(ctx, p);
-	plan_bring_up(p, spec, state, image_present || ctx->build_needed);
+	plan_bring_up(p, spec, state, have_image || ctx->build_needed || ctx->local_needed);
 }
 
 /* The session: its env file written, podman exec, the file removed. */
@@ -385,7 +434,9 @@ int bring_up_and(struct context *ctx, bool tty, enum session_kind session, struc
 		struct box_spec spec = context_spec(ctx, tty);
 		struct plan plan = PLAN_INIT;
 		bool have_image = info.state != BOX_ABSENT || image_present(ctx, ctx->image);
-		plan_box_up(ctx, &spec, info.state, have_image, &plan);
+		bool have_base = have_image || !ctx->build_needed || !ctx->local_needed ||
+		                 image_present(ctx, ctx->settings.image.value);
+		plan_box_up(ctx, &spec, info.state, have_image, have_base, &plan);
 		box_info_clear(&info);
 		if (session != NO_SESSION)
 			plan_session(ctx, &spec, session == SHELL_SESSION, &plan);

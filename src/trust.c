@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "hash.h"
 #include "strv.h"
 
@@ -96,27 +97,11 @@ char *approval_read(const char *path)
 	return text;
 }
 
-static int make_dirs(char *path)
-{
-	for (char *s = path + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		int rc = mkdir(path, 0700) < 0 && errno != EEXIST ? -1 : 0;
-		*s = '/';
-		if (rc < 0)
-			return -1;
-	}
-	return 0;
-}
-
 int approval_write(const char *path, const char *record, struct gb_error *err)
 {
 	char *dir = xstrdup(path);
 	*strrchr(dir, '/') = '\0';
-	char *dir_slash = xasprintf("%s/", dir);
-	int rc = make_dirs(dir_slash);
-	free(dir_slash);
+	int rc = mkdir_p(dir, 0700);
 	char *tmp = xasprintf("%s.%ld.tmp", path, (long)getpid());
 	if (rc == 0) {
 		unlink(tmp);

@@ -30,7 +30,8 @@ gb() {
 	LAST="$*"
 	: >"$FAKE_PODMAN_STATE/log.mark"
 	cp "$FAKE_PODMAN_STATE/log" "$FAKE_PODMAN_STATE/log.before"
-	timeout -k 5 60 "$BIN" "$@" >"$T/out" 2>"$T/err" </dev/null
+	# GB_PATH: the PATH gemini-box alone runs with
+	timeout -k 5 60 env ${GB_PATH:+PATH="$GB_PATH"} "$BIN" "$@" >"$T/out" 2>"$T/err" </dev/null
 	RC=$?
 }
 
@@ -57,7 +58,7 @@ t_lost_create_race_is_retried() {
 	gb -p hi
 	expect_rc 0
 	grep -qx 'fake-gemini -p hi' "$T/out" || fail "gemini did not run"
-	[ "$(calls | grep -c '^create$')" = 1 ] || fail "expected one create"
+	[ "$(calls | grep -c '^run$')" = 1 ] || fail "expected one podman run"
 	[ "$(calls | grep -c '^container inspect$')" = 2 ] || fail "expected a second inspect after the lost race"
 }
 
@@ -68,7 +69,7 @@ t_lost_create_race_to_a_vanishing_box() {
 	inject create-race-gone
 	gb -p hi
 	expect_rc 0
-	[ "$(calls | grep -c '^create$')" = 2 ] || fail "expected a second create"
+	[ "$(calls | grep -c '^run$')" = 2 ] || fail "expected a second podman run"
 	python3 -c 'import json,sys; c=list(json.load(open(sys.argv[1])).values())[0]
 assert any(s and s.endswith("/lock") for s in c["sources"]), c["sources"]' "$FAKE_PODMAN_STATE/containers.json" ||
 		fail "the second create does not mount the lock"
@@ -131,6 +132,11 @@ t_failed_step_names_the_verb() {
 	inject start-fail
 	gb -p hi
 	expect_rc 71
+	grep -q '^gemini-box: podman run failed: unable to start container' "$T/err" ||
+		fail "the message does not name podman run"
+	inject start-fail
+	gb -p again # the box is there now, made but not started
+	expect_rc 71
 	grep -q '^gemini-box: podman start gemini-box-.* failed: unable to start container' "$T/err" ||
 		fail "the message does not name podman start"
 	grep -q 'runtime-flag' "$T/err" && fail "the message names a runtime flag as the verb"
@@ -191,6 +197,34 @@ t_doctor_compares_gemini_versions() {
 	printf '#!/bin/sh\necho 0.61.0\n' >"$T/bin/gemini"
 	PATH=$T/bin:$PATH gb --box-doctor
 	grep -q '^OK    gemini 0.61.0 in the box and on the host' "$T/out" || fail "no OK for equal releases"
+}
+
+# "image": "local" makes gemini-box's own image once (mmdebstrap, podman
+# import), removes the tarball, and never pulls.
+t_local_image_is_made_once() {
+	mkdir -p "$T/bin"
+	ln -s "$HERE/fake-mmdebstrap" "$T/bin/mmdebstrap"
+	export PATH=$T/bin:$PATH GEMINI_IMAGE=local
+	gb -p hi
+	expect_rc 0
+	[ "$(calls | tr '\n' ' ')" = "container inspect image exists import run exec " ] ||
+		fail "unexpected calls: $(calls | tr '\n' ' ')"
+	grep -q -- '--mode=unshare .* trixie .*/gemini-box/images/0.61.0-.*\.tar$' "$FAKE_PODMAN_STATE/mmdebstrap.log" ||
+		fail "mmdebstrap was not run as planned"
+	ls "$XDG_DATA_HOME"/gemini-box/images/*.tar 2>/dev/null && fail "the tarball was left behind"
+	grep -q '^localhost/gemini-box-default:0.61.0-' "$FAKE_PODMAN_STATE/images" || fail "no image was imported"
+	mkdir ../q && cd ../q || fail "cd"
+	gb -p again
+	expect_rc 0
+	[ "$(grep -c . "$FAKE_PODMAN_STATE/mmdebstrap.log")" = 1 ] || fail "the image was made twice"
+	# Without mmdebstrap (a PATH with only what the fake podman needs): one
+	# line saying what to install.
+	local tool
+	mkdir "$T/bare"
+	for tool in env python3 flock sleep; do ln -s "$(command -v "$tool")" "$T/bare/$tool"; done
+	GB_PATH=$T/bare GEMINI_BOX_GEMINI_VERSION=0.60.0 gb --box-build
+	expect_rc 69
+	grep -q '^gemini-box: mmdebstrap not found' "$T/err" || fail "no line naming mmdebstrap"
 }
 
 # --box-doctor --box-dry-run asks podman only read-only questions.

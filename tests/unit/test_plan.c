@@ -136,7 +136,8 @@ static void test_create_argv(void **state)
 	struct strv a = STRV_INIT;
 	podman_create_argv(&s, &a);
 	assert_string_equal(a.v[0], "/usr/bin/podman");
-	assert_string_equal(a.v[1], "create");
+	assert_string_equal(a.v[1], "run"); /* made and started in one call */
+	assert_string_equal(a.v[2], "--detach");
 	assert_has(&a, "--name=gemini-box-proj-0123456789ab");
 	assert_has(&a, "--label=" BOX_LABEL_DIR "=/home/u/proj");
 	assert_has(&a, "--label=" BOX_LABEL_VERSION "=9.9.9");
@@ -279,7 +280,7 @@ static void test_runsc_box(void **state)
 	/* Global flags come before the verb. */
 	assert_string_equal(a.v[1], "--runtime-flag=ignore-cgroups");
 	assert_string_equal(a.v[2], "--runtime-flag=network=host");
-	assert_string_equal(a.v[3], "create");
+	assert_string_equal(a.v[3], "run");
 	assert_has(&a, "--runtime=/usr/bin/runsc");
 	assert_has(&a, "--user=0:0");
 	assert_has(&a, "/home/u/.gemini:/root/.gemini:O");
@@ -427,14 +428,14 @@ static void expect_kinds(enum box_state st, bool image, const enum step_kind *ki
 static void test_plan_per_state(void **state)
 {
 	(void)state;
-	const enum step_kind absent_no_image[] = { STEP_PULL, STEP_CREATE, STEP_RECORD, STEP_START,
-		                                   STEP_EXEC };
-	const enum step_kind absent[] = { STEP_CREATE, STEP_RECORD, STEP_START, STEP_EXEC };
+	/* a new box is made and started by one podman run --detach */
+	const enum step_kind absent_no_image[] = { STEP_PULL, STEP_CREATE, STEP_RECORD, STEP_EXEC };
+	const enum step_kind absent[] = { STEP_CREATE, STEP_RECORD, STEP_EXEC };
 	const enum step_kind stopped[] = { STEP_START, STEP_EXEC };
 	const enum step_kind paused[] = { STEP_UNPAUSE, STEP_EXEC };
 	const enum step_kind running[] = { STEP_EXEC };
-	expect_kinds(BOX_ABSENT, false, absent_no_image, 5);
-	expect_kinds(BOX_ABSENT, true, absent, 4);
+	expect_kinds(BOX_ABSENT, false, absent_no_image, 4);
+	expect_kinds(BOX_ABSENT, true, absent, 3);
 	expect_kinds(BOX_STOPPED, true, stopped, 2);
 	expect_kinds(BOX_STOPPED, false, stopped, 2);
 	expect_kinds(BOX_PAUSED, true, paused, 2);
