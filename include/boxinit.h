@@ -76,4 +76,17 @@ void state_forget(const char *state);
  * start it by id, which fails for any other container. */
 enum state_answer state_lookup(const char *state, const char *record, char **id);
 
+/* Whether state holds no record of a box at all (the project has had none,
+ * or not since a reboot emptied /tmp). */
+bool state_record_absent(const char *state);
+
+/* Images a box was made from lately, so that the first launch in a new
+ * project need not ask podman whether its image is here (it is, unless
+ * removed since: then the launch takes the long way). A private file beside
+ * the state directories. */
+bool image_known(const char *image);
+void image_remember(const char *image);
+/* Forgets them all: a launch on the strength of the list failed. */
+void image_forget(void);
+
 #endif

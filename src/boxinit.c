@@ -323,3 +323,68 @@ void state_forget(const char *state)
 	}
 	rmdir(state); /* only when nothing else is in it */
 }
+
+/* Where the images known to be here are listed: beside the state
+ * directories, as private as they are. */
+static char *images_file(void)
+{
+	char *base = state_base();
+	char *path = private_dir(base) ? xasprintf("%s/images", base) : NULL;
+	free(base);
+	return path;
+}
+
+bool state_record_absent(const char *state)
+{
+	char *path = xasprintf("%s/" BOX_RECORD_FILE, state);
+	struct stat st;
+	bool absent = lstat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
+	free(path);
+	return absent;
+}
+
+bool image_known(const char *image)
+{
+	char *path = images_file();
+	int fd = path ? open_state_file(path, O_RDONLY) : -1;
+	free(path);
+	if (fd < 0)
+		return false;
+	char buf[16384];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	size_t len = strlen(image);
+	for (const char *line = buf; *line;) {
+		const char *end = strchr(line, '\n');
+		if (!end)
+			break;
+		if ((size_t)(end - line) == len && memcmp(line, image, len) == 0)
+			return true;
+		line = end + 1;
+	}
+	return false;
+}
+
+void image_remember(const char *image)
+{
+	if (image_known(image))
+		return;
+	char *path = images_file();
+	int fd = path ? open_state_file(path, O_WRONLY | O_CREAT | O_APPEND) : -1;
+	free(path);
+	if (fd < 0)
+		return; /* only a call saved the next time */
+	dprintf(fd, "%s\n", image);
+	close(fd);
+}
+
+void image_forget(void)
+{
+	char *path = images_file();
+	if (path)
+		unlink(path);
+	free(path);
+}

@@ -96,6 +96,40 @@ static int run_known_box(struct context *ctx, bool tty, bool shell, struct gb_er
 	return ctx->exit_status == PODMAN_EXEC_FAILED && !box_still_running(ctx) ? 0 : 1;
 }
 
+/* The first launch in a project, at podman's floor: when there is no record
+ * of a box here and its image is known to be here, podman run --detach
+ * straight away, without asking podman first. Any failure (the name taken
+ * after all, the image removed since) takes the long way, which asks and
+ * says why. Returns 1 when the run happened (or failed: -1), 0 otherwise. */
+static int run_new_box(struct context *ctx, bool tty, bool shell, struct gb_error *err)
+{
+	if (ctx->build_needed || ctx->local_needed || !state_record_absent(ctx->state) ||
+	    !image_known(ctx->image))
+		return 0;
+	struct box_spec spec = context_spec(ctx, tty);
+	struct plan plan = PLAN_INIT;
+	plan_box_up(ctx, &spec, BOX_ABSENT, true, true, &plan);
+	plan_session(ctx, &spec, shell, &plan);
+	/* up to the record of the box made (it needs the id run printed) */
+	size_t made = 0;
+	while (plan.steps[made].kind != STEP_RECORD)
+		made++;
+	struct plan up = { plan.steps, made + 1 };
+	struct gb_error ignored = GB_ERROR_INIT;
+	enum step_outcome outcome = run_plan(ctx, &up, &ignored);
+	gb_error_clear(&ignored);
+	if (outcome != STEP_OK) {
+		if (outcome == STEP_FAILED)
+			image_forget();
+		plan_clear(&plan);
+		return 0;
+	}
+	struct plan rest = { plan.steps + made + 1, plan.n - made - 1 };
+	outcome = run_plan(ctx, &rest, err);
+	plan_clear(&plan);
+	return outcome == STEP_OK ? 1 : -1;
+}
+
 /* The session's tag, and the env file that carries it with the run's values. */
 static int start_session(struct context *ctx, struct gb_error *err)
 {
@@ -122,6 +156,8 @@ int cmd_run(struct context *ctx, struct gb_error *err)
 		        "--box-recreate (or \"ide\": false to silence this)",
 		        ctx->settings.network.value);
 	int fast = ctx->o->dry_run ? 0 : run_known_box(ctx, tty, false, err);
+	if (fast == 0 && !ctx->o->dry_run)
+		fast = run_new_box(ctx, tty, false, err);
 	if (fast != 0)
 		return fast < 0 ? -1 : 0;
 	return bring_up_and(ctx, tty, GEMINI_SESSION, err);

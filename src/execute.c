@@ -318,6 +318,8 @@ enum step_outcome run_plan(struct context *ctx, const struct plan *p, struct gb_
 		created_id = NULL;
 		outcome =
 		        run_podman_step(ctx, st, st->kind == STEP_CREATE ? &created_id : NULL, err);
+		if (outcome == STEP_OK && st->kind == STEP_CREATE)
+			image_remember(ctx->image); /* the next new box need not ask */
 		if (outcome == STEP_LOST_RACE)
 			break;
 	}

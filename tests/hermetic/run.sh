@@ -120,7 +120,8 @@ t_prune_goes_on_after_a_failed_removal() {
 		fail "no line naming the failed removal"
 	n=$(box_status | wc -w)
 	[ "$n" = 1 ] || fail "expected the one box that failed to remain, $n remain"
-	for d in "$XDG_RUNTIME_DIR"/gemini-box/*; do
+	for d in "$XDG_RUNTIME_DIR"/gemini-box/*/; do
+		d=${d%/}
 		[ "$(basename "$d")" = "$2" ] || fail "the state of a removed box remains: $d"
 	done
 }
@@ -225,6 +226,25 @@ t_local_image_is_made_once() {
 	GB_PATH=$T/bare GEMINI_BOX_GEMINI_VERSION=0.60.0 gb --box-build
 	expect_rc 69
 	grep -q '^gemini-box: mmdebstrap not found' "$T/err" || fail "no line naming mmdebstrap"
+}
+
+# The first launch in a new project, with an image a box was made from
+# before, is one podman run: nothing is asked first. When the image went
+# away since, the long way asks, pulls and runs.
+t_first_launch_is_one_podman_run() {
+	gb -p one
+	expect_rc 0
+	mkdir ../q && cd ../q || fail "cd"
+	gb -p two
+	expect_rc 0
+	[ "$(calls | tr '\n' ' ')" = "run exec " ] || fail "unexpected calls: $(calls | tr '\n' ' ')"
+	: >"$FAKE_PODMAN_STATE/images"
+	mkdir ../r && cd ../r || fail "cd"
+	gb -p three
+	expect_rc 0
+	grep -qx 'fake-gemini -p three' "$T/out" || fail "gemini did not run"
+	[ "$(calls | tr '\n' ' ')" = "run container inspect image exists pull run exec " ] ||
+		fail "unexpected calls: $(calls | tr '\n' ' ')"
 }
 
 # --box-doctor --box-dry-run asks podman only read-only questions.
