@@ -95,11 +95,13 @@ done
 ma=$(printf '%s\n' "${a[@]}" | median) mb=$(printf '%s\n' "${b[@]}" | median)
 rows+=("stopped box|$ma|podman start + exec|$mb|$(ratio "$ma" "$mb")|<= 1.10")
 
-# 3. First launch: no box yet.
+# 3. First launch: a project that has had no box yet (its image is here).
 a=() b=()
 for ((i = 0; i < rounds; i++)); do
-	podman rm -f -t 0 "$name" >/dev/null
+	mkdir "$work/first-$i" && cd "$work/first-$i" || exit 1
 	a+=("$(ms "$bin" -p hi)")
+	podman rm -f -t 0 "$(podman ps -q --filter "label=gemini-box.dir=$work/first-$i")" >/dev/null 2>&1
+	cd "$work/p" || exit 1
 	podman rm -f -t 0 gb-bench-floor >/dev/null 2>&1
 	t0=$(date +%s%N)
 	podman run -d --name gb-bench-floor --userns=keep-id:uid=1000,gid=1000 --init \
