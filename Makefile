@@ -87,8 +87,10 @@ test: deps
 unit-test: all $(UNIT_BINS)
 	@sh tests/run-all.sh --unit-only $(BUILD) $(UNIT_TESTS)
 
+# The system tests (tests/system/*.bats, bats against real rootless podman);
+# as root, tests/system/run.sh first prepares the machine and a test user.
 integration-test: all
-	@bash tests/integration/run.sh $(BUILD)/gemini-box
+	@bash tests/system/run.sh $(BUILD)/gemini-box
 
 # The unit tests under valgrind: any error or leak fails.
 memcheck: $(UNIT_BINS)
@@ -153,10 +155,11 @@ lint:
 # corpus tests/fuzz/corpus/NAME/ (never writing the repository). A crash,
 # leak, sanitizer report or hang fails; its input is kept in
 # build-fuzz/artifacts/. Reproduce one with build-fuzz/fuzz_NAME FILE.
-# make sanitize-integration: the integration tests against a gemini-box built
-# with ASan and UBSan (build-asan/gemini-box). tests/sanitize/options.c makes
-# every finding exit 99 and write a report into SAN_LOG_DIR; any report there
-# after the run fails the target, whatever the tests saw.
+# make sanitize-integration: the system tests (tests/system) against a
+# gemini-box built with ASan and UBSan (build-asan/gemini-box).
+# tests/sanitize/options.c makes every finding exit 99 and write a report into
+# SAN_LOG_DIR; any report there after the run fails the target, whatever the
+# tests saw.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_BUILD = build-fuzz
@@ -206,7 +209,7 @@ sanitize-integration: build-asan/sanitizer-options.o
 		LDFLAGS="-fsanitize=address,undefined $(CURDIR)/build-asan/sanitizer-options.o" \
 		build-asan/gemini-box
 	@rm -rf $(SAN_LOG_DIR) && mkdir -m 1777 $(SAN_LOG_DIR)
-	@bash tests/integration/run.sh build-asan/gemini-box; rc=$$?; \
+	@bash tests/system/run.sh build-asan/gemini-box; rc=$$?; \
 	if [ -n "$$(ls -A $(SAN_LOG_DIR))" ]; then \
 		echo "sanitize-integration: sanitizer reports in $(SAN_LOG_DIR):"; \
 		for f in $(SAN_LOG_DIR)/*; do echo "== $$f"; head -n 40 "$$f"; done; \

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs the unit tests (cmocka), the hermetic tests (a fake podman), the
-# documentation checks and then the integration tests, and ends with
-# one line "N passed, N failed" summing them all. Exit status 1 on any failure.
+# documentation checks and then the system tests (tests/system/run.sh), and
+# ends with one line "N passed, N failed" summing them all. Exit status 1 on
+# any failure.
 # Usage: tests/run-all.sh [--unit-only] BUILD_DIR UNIT_TEST_NAME...
 set -u
 unit_only=0
@@ -55,12 +56,12 @@ for check in "sh $here/man-check.sh $here/../man/gemini-box.1" "sh $here/docs-ch
 done
 
 if [ "$unit_only" -eq 0 ]; then
-	bash "$here/integration/run.sh" "$build/gemini-box" 2>&1 | tee "$log"
+	bash "$here/system/run.sh" "$build/gemini-box" 2>&1 | tee "$log"
 	line=$(tail -n 1 "$log")
 	ip=$(echo "$line" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')
 	if_=$(echo "$line" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
 	if [ -z "$ip" ]; then
-		echo "integration tests printed no summary"
+		echo "system tests printed no summary"
 		failed=$((failed + 1))
 	else
 		passed=$((passed + ip))

@@ -1,17 +1,18 @@
-# shellcheck shell=bash
-# Hardening cases for tests/integration/run.sh, which sources this file just
-# before its runner: races with podman (many launches at once, a box removed or
-# stopped while a launch is under way, podman killed in the middle of a create)
-# and hostile input (invalid UTF-8, 100,000 arguments, a 1 MB value, an
-# unreadable or dangling ~/.gemini, a read-only home). Same helpers and style
-# as run.sh's own cases. In each, gemini-box must either work or fail with one
-# clear "gemini-box: " line and a documented status; it must never crash
-# (killed by a signal; under `make sanitize-integration`, a sanitizer report).
+#!/usr/bin/env bats
 #
+# Hardening: races with podman (many launches at once, a box removed or
+# stopped while a launch is under way, podman killed in the middle of a
+# create) and hostile input (invalid UTF-8, 100,000 arguments, a 1 MB value, an
+# unreadable or dangling ~/.gemini, a read-only home). In each, gemini-box must
+# either work or fail with one clear "gemini-box: " line and a documented
+# status; it must never crash (killed by a signal; under
+# `make sanitize-integration`, a sanitizer report).
+
 # shellcheck disable=SC2015 # "test && test || fail" is meant: fail if either fails
 
-# gemini-box's own documented statuses (gemini-box.1, EXIT STATUS).
-GB_DOCUMENTED_ERRORS=' 1 64 66 69 70 71 72 78 '
+# shellcheck disable=SC2317,SC2030,SC2031 # bats: each @test is a function of its own process
+
+load helpers
 
 # run_wrapped PREFIX ARGS...: run gemini-box (stdin inherited) with stdout to
 # PREFIX.out, stderr to PREFIX.err, and to PREFIX.rc "exit N", or "signal N"
@@ -31,7 +32,7 @@ try:
     print("exit %d" % rc if rc >= 0 else "signal %d" % -rc)
 except subprocess.TimeoutExpired:
     print("timeout")
-' "$prefix" "$GB_TIMEOUT" "$BIN" "$@" >"$prefix.rc.tmp" && mv "$prefix.rc.tmp" "$prefix.rc"
+' "$prefix" "$GB_TIMEOUT" "$BIN" "$@" >"$prefix.rc.tmp" 3>/dev/null && mv "$prefix.rc.tmp" "$prefix.rc"
 }
 
 # expect_not_crashed PREFIX WHAT: the run_wrapped run PREFIX ended by itself
@@ -53,9 +54,9 @@ expect_not_crashed() {
 	return 0
 }
 
-# expect_clear_error_or_ok WHAT: the last gb run either succeeded (RC 0, a
-# report) or failed with one documented status and exactly one stderr line
-# "gemini-box: ...". Sets OUTCOME to ok or error.
+# expect_clear_error_or_ok WHAT: the last run_gb run (status '?') either
+# succeeded (RC 0, a report) or failed with one documented status and exactly
+# one stderr line "gemini-box: ...". Sets OUTCOME to ok or error.
 expect_clear_error_or_ok() {
 	if [ "$RC" = 0 ]; then
 		expect_report
@@ -71,28 +72,15 @@ expect_clear_error_or_ok() {
 
 # expect_one_usable_box: exactly one box for ., running, and a run in it works.
 expect_one_usable_box() {
-	gb -p say:usable
-	expect_ok
+	run_gb 0 -p say:usable
+	expect_report
 	grep -qx said=usable "$T/out" || fail "no said=usable from the box"
 	box_of .
 	box_running || fail "the box is not running after a successful run"
 }
 
-# --- home changes, undone after every test (also on interrupt) ----------------
-# Extends run.sh's undo_home_changes: restores the mode of $HOME saved in
-# $TESTROOT/home-mode-saved.
-eval "run_sh_$(declare -f undo_home_changes)"
-undo_home_changes() {
-	# First, so that run.sh's own undo can write in $HOME again.
-	if [ -n "$TESTROOT" ] && [ -e "$TESTROOT/home-mode-saved" ]; then
-		chmod "$(cat "$TESTROOT/home-mode-saved")" "$HOME"
-		rm -f "$TESTROOT/home-mode-saved"
-	fi
-	run_sh_undo_home_changes
-}
-
 # move_gemini_dir_away: as gemini_dir_is_created does: ~/.gemini goes to
-# ~/.gemini.gb-it-saved and the runner puts it back after the test.
+# ~/.gemini.gb-it-saved and teardown puts it back after the test.
 move_gemini_dir_away() {
 	[ -n "${GB_IT_DEDICATED_USER:-}" ] || skip "needs the dedicated test user (run as root) to change ~/.gemini"
 	[ -e "$HOME/.gemini.gb-it-saved" ] && skip "\$HOME/.gemini.gb-it-saved exists"
@@ -104,8 +92,7 @@ move_gemini_dir_away() {
 
 # --- races --------------------------------------------------------------------
 
-tcase ten_concurrent_first_runs_one_box
-t_ten_concurrent_first_runs_one_box() {
+@test "ten_concurrent_first_runs_one_box" {
 	local i ok=1 pids=() n
 	mkdir fresh && cd fresh || fail "cd fresh"
 	for i in $(seq 1 10); do
@@ -113,28 +100,27 @@ t_ten_concurrent_first_runs_one_box() {
 		pids+=($!)
 	done
 	for i in $(seq 1 10); do
-		wait "${pids[$((i - 1))]}"
+		wait "${pids[$((i - 1))]}" || true
 		expect_not_crashed "$T/c$i" "run $i"
 		[ "$WRC" = 0 ] && grep -qx "said=run-$i" "$T/c$i.out" || ok=
 	done
 	[ -n "$ok" ] || fail "not every one of ten concurrent first runs succeeded"
-	n=$(boxes_of . | grep -c .)
+	n=$(boxes_of . | grep -c .) || true
 	[ "$n" -eq 1 ] || fail "ten concurrent first runs made $n boxes, expected exactly one"
 	expect_one_usable_box
 }
 
-tcase box_removed_while_a_run_is_inside
-t_box_removed_while_a_run_is_inside() {
+@test "box_removed_while_a_run_is_inside" {
 	local id pid
-	gb -p hi
-	expect_ok
+	run_gb 0 -p hi
+	expect_report
 	box_of .
 	id=$BOX
 	run_wrapped "$T/long" -p sleep:3 say:long &
 	pid=$!
 	sleep 1
 	podman rm -f -t 0 "$BOX" >/dev/null || fail "podman rm -f failed"
-	wait $pid
+	wait $pid || true
 	expect_not_crashed "$T/long" "the run whose box was removed under it"
 	expect_no_box .
 	expect_one_usable_box
@@ -146,38 +132,36 @@ t_box_removed_while_a_run_is_inside() {
 	expect_one_usable_box
 }
 
-tcase box_removed_at_any_moment_of_a_launch
-t_box_removed_at_any_moment_of_a_launch() {
+@test "box_removed_at_any_moment_of_a_launch" {
 	local d pid
-	gb -p hi
-	expect_ok
+	run_gb 0 -p hi
+	expect_report
 	# Removed at different moments of a launch: during inspect, start, exec.
 	for d in 0 0.05 0.1 0.2 0.3 0.5; do
 		box_of .
-		podman stop -t 0 "$BOX" >/dev/null 2>&1 # so that the launch has a start to do
+		podman stop -t 0 "$BOX" >/dev/null 2>&1 || true # so that the launch has a start to do
 		run_wrapped "$T/r$d" -p say:raced &
 		pid=$!
 		sleep "$d"
-		podman rm -f -t 0 "$BOX" >/dev/null 2>&1
-		wait $pid
+		podman rm -f -t 0 "$BOX" >/dev/null 2>&1 || true
+		wait $pid || true
 		expect_not_crashed "$T/r$d" "a launch with the box removed after ${d}s"
 		# Whatever that run did, the next one works and leaves one box.
 		expect_one_usable_box
 	done
 }
 
-tcase box_stopped_while_a_run_is_inside
-t_box_stopped_while_a_run_is_inside() {
+@test "box_stopped_while_a_run_is_inside" {
 	local id pid d
-	gb -p hi
-	expect_ok
+	run_gb 0 -p hi
+	expect_report
 	box_of .
 	id=$BOX
 	run_wrapped "$T/long" -p sleep:3 say:long &
 	pid=$!
 	sleep 1
 	podman stop -t 1 "$BOX" >/dev/null || fail "podman stop failed"
-	wait $pid
+	wait $pid || true
 	expect_not_crashed "$T/long" "the run whose box was stopped under it"
 	expect_one_usable_box
 	expect_eq "$BOX" "$id" "container id after a stop (the box must be restarted, not replaced)"
@@ -186,16 +170,15 @@ t_box_stopped_while_a_run_is_inside() {
 		run_wrapped "$T/s$d" -p say:raced &
 		pid=$!
 		sleep "$d"
-		podman stop -t 0 "$BOX" >/dev/null 2>&1
-		wait $pid
+		podman stop -t 0 "$BOX" >/dev/null 2>&1 || true
+		wait $pid || true
 		expect_not_crashed "$T/s$d" "a launch with the box stopped after ${d}s"
 		expect_one_usable_box
 		expect_eq "$BOX" "$id" "container id after a stop during a launch"
 	done
 }
 
-tcase podman_killed_during_create
-t_podman_killed_during_create() {
+@test "podman_killed_during_create" {
 	local killer=$T/podman-killer.sh d n
 	# A podman that SIGKILLs itself GB_KILL_AFTER seconds into a create.
 	cat >"$killer" <<'EOF'
@@ -212,7 +195,7 @@ for a in "$@"; do
 	break
 done
 case $sub in
-create | "container create")
+create | "container create" | run)
 	me=$$
 	(
 		sleep "$GB_KILL_AFTER"
@@ -232,11 +215,11 @@ EOF
 			[[ $GB_DOCUMENTED_ERRORS == *" $WRC "* ]] ||
 				fail "podman create killed after ${d}s: exit $WRC, not a documented status"
 		fi
-		n=$(boxes_of . | grep -c .)
+		n=$(boxes_of . | grep -c .) || true
 		echo "boxes after the killed create: $n"
 		# The next run repairs whatever was left: one box, usable.
 		expect_one_usable_box
-		n=$(boxes_of . | grep -c .)
+		n=$(boxes_of . | grep -c .) || true
 		[ "$n" -eq 1 ] || fail "$n boxes after the run that followed a killed create"
 		cd .. || fail cd
 	done
@@ -244,16 +227,15 @@ EOF
 
 # --- hostile input --------------------------------------------------------------
 
-tcase invalid_utf8_project_path
-t_invalid_utf8_project_path() {
+@test "invalid_utf8_project_path" {
 	local dir=$'bad-\xff\xfe-utf8-\xc3(' real id
 	mkdir -- "$dir" && cd -- "$dir" || fail "cannot make the directory"
 	real=$(realpath .)
-	gb -p "touch:$real/made"
+	run_gb '?' -p "touch:$real/made"
 	expect_clear_error_or_ok "a project path with invalid UTF-8"
 	if [ "$OUTCOME" = error ]; then
 		expect_no_box .
-		gb -p hi
+		run_gb '?' -p hi
 		expect_error "$RC"
 		return 0
 	fi
@@ -261,32 +243,29 @@ t_invalid_utf8_project_path() {
 	[ -e made ] || fail "file made in the box is missing on the host"
 	box_of .
 	id=$BOX
-	gb -p again
-	expect_ok
+	run_gb 0 -p again
+	expect_report
 	box_of .
 	expect_eq "$BOX" "$id" "container id on the second run"
 }
 
-tcase invalid_utf8_forwarded_variable
-t_invalid_utf8_forwarded_variable() {
+@test "invalid_utf8_forwarded_variable" {
 	# podman 4.3 turns invalid bytes into U+FFFD: rather than pass a changed
 	# value, gemini-box refuses it with one line (78), and starts nothing.
-	GEMINI_MODEL=$'\xff\xfe' gb -p hi
-	expect_error 78
+	GEMINI_MODEL=$'\xff\xfe' run_gb 78 -p hi
+	expect_error_line
 	grep -q '^gemini-box: GEMINI_MODEL is not valid UTF-8' "$T/err" || fail "the line does not name GEMINI_MODEL"
 	expect_no_box .
-	GEMINI_MODEL=$'ok-\xc3\xa9-end' gb -p hi
-	expect_ok
+	GEMINI_MODEL=$'ok-\xc3\xa9-end' run_gb 0 -p hi
+	expect_report
 	expect_env GEMINI_MODEL $'ok-\xc3\xa9-end'
 }
 
-tcase hundred_thousand_arguments
-t_hundred_thousand_arguments() {
-	local -a args
-	local i want
-	for ((i = 1; i <= 100000; i++)); do args+=("a$i"); done
-	gb -p hi
-	expect_ok
+@test "hundred_thousand_arguments" {
+	local -a args=(a{1..100000})
+	local want
+	run_gb 0 -p hi
+	expect_report
 	box_of .
 	# The stand-in exports every argument, which no exec survives with 100,000
 	# of them: in this box only, gemini becomes a counter that reports argc,
@@ -305,12 +284,7 @@ echo exit=0
 echo gemini-stub=end
 EOF
 	want=$(printf '%s\n' -p x "${args[@]}" | sha256sum | cut -d' ' -f1)
-	# Not gb: its log line quotes every argument in a subshell of its own.
-	LAST_CMD="gemini-box -p x a1 ... a100000"
-	echo "\$ $LAST_CMD"
-	timeout --foreground -k 5 "$GB_TIMEOUT" "$BIN" -p x "${args[@]}" >"$T/out" 2>"$T/err"
-	RC=$?
-	echo "  exit $RC"
+	run_gb '?' -p x "${args[@]}"
 	expect_clear_error_or_ok "100,000 arguments"
 	[ "$OUTCOME" = ok ] || return 0
 	expect_eq "$(rget argc)" 100002 "argc with 100,000 arguments after -p x"
@@ -321,8 +295,7 @@ EOF
 	expect_eq "$(rget args.sha256)" "$want" "SHA-256 of all the arguments, one a line"
 }
 
-tcase one_megabyte_value_in_settings_env
-t_one_megabyte_value_in_settings_env() {
+@test "one_megabyte_value_in_settings_env" {
 	local big got
 	# 1,000,000 bytes: the file stays under gemini-box's 1 MiB limit for
 	# settings files, the value is far over the kernel's 128 KiB for one
@@ -330,7 +303,7 @@ t_one_megabyte_value_in_settings_env() {
 	big=$(head -c 1000000 /dev/zero | tr '\0' v)
 	own_config "{\"env\": {\"BIG_VALUE\": \"$big\"}}" >/dev/null
 	echo "config.json: {\"env\": {\"BIG_VALUE\": \"vvv... (1,000,000 bytes)\"}}"
-	gb -p hi
+	run_gb '?' -p hi
 	expect_clear_error_or_ok "a 1 MB value in the settings' env"
 	if [ "$OUTCOME" = ok ]; then
 		got=$(rget env.BIG_VALUE) || fail "BIG_VALUE did not arrive"
@@ -338,16 +311,15 @@ t_one_megabyte_value_in_settings_env() {
 	fi
 	# Either way, a normal value still works afterwards.
 	own_config '{"env": {"SMALL_VALUE": "s"}}'
-	gb -p hi
-	expect_ok
+	run_gb 0 -p hi
+	expect_report
 	expect_env SMALL_VALUE s
 }
 
-tcase unreadable_gemini_dir
-t_unreadable_gemini_dir() {
+@test "unreadable_gemini_dir" {
 	move_gemini_dir_away
 	mkdir -m 000 "$HOME/.gemini" || fail "cannot make an unreadable ~/.gemini"
-	gb -p hi
+	run_gb '?' -p hi
 	expect_clear_error_or_ok "an unreadable ~/.gemini (mode 000)"
 	[ "$OUTCOME" = error ] && { expect_rc 66; expect_no_box .; }
 	expect_eq "$(stat -c %a "$HOME/.gemini")" 0 "mode of ~/.gemini (gemini-box must not change it)"
@@ -355,11 +327,10 @@ t_unreadable_gemini_dir() {
 	expect_one_usable_box
 }
 
-tcase dangling_gemini_symlink
-t_dangling_gemini_symlink() {
+@test "dangling_gemini_symlink" {
 	move_gemini_dir_away
 	ln -s "$T/no-such-target" "$HOME/.gemini" || fail "cannot make a dangling ~/.gemini"
-	gb -p hi
+	run_gb '?' -p hi
 	expect_clear_error_or_ok "a dangling ~/.gemini symlink"
 	[ "$OUTCOME" = error ] && { expect_rc 66; expect_no_box .; }
 	[ -L "$HOME/.gemini" ] || fail "gemini-box replaced the ~/.gemini symlink"
@@ -370,15 +341,14 @@ t_dangling_gemini_symlink() {
 	expect_one_usable_box
 }
 
-tcase read_only_home
-t_read_only_home() {
+@test "read_only_home" {
 	[ -n "${GB_IT_DEDICATED_USER:-}" ] || skip "needs the dedicated test user (run as root) to change \$HOME"
 	[ -e "$TESTROOT/home-mode-saved" ] && fail "home-mode-saved exists already"
 	mkdir -p "$HOME/.gemini"
 	stat -c %a "$HOME" >"$TESTROOT/home-mode-saved" || fail "stat \$HOME"
 	chmod a-w "$HOME" || fail "chmod a-w \$HOME"
 	# ~/.gemini exists: nothing needs writing in home.
-	gb -p hi
+	run_gb '?' -p hi
 	expect_clear_error_or_ok "a read-only home with ~/.gemini"
 	[ "$OUTCOME" = ok ] || fail "a read-only home in which ~/.gemini exists should work"
 	box_of .
@@ -387,8 +357,8 @@ t_read_only_home() {
 	move_gemini_dir_away
 	chmod a-w "$HOME"
 	podman rm -f -t 0 "$BOX" >/dev/null
-	gb -p hi
-	expect_error 66
+	run_gb 66 -p hi
+	expect_error_line
 	expect_no_box .
 	[ -e "$HOME/.gemini" ] && fail "\$HOME/.gemini appeared in a read-only home"
 	return 0

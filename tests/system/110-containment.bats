@@ -1,29 +1,26 @@
-# shellcheck shell=bash
-# Containment cases for tests/integration/run.sh, which sources this file just
-# before its runner. Each reproduces an attack for real, on real rootless
+#!/usr/bin/env bats
+#
+# Containment: each test reproduces an attack for real, on real rootless
 # podman, and fails if the hole reopens. Two attackers:
 #   the repository: anything in a cloned project (.gemini/gemini-box.json,
 #     .gemini/sandbox.Dockerfile, a .git file, a planted directory);
 #   the agent: any process in the box (here: podman exec into it, as the
 #     box's user, exactly what the agent can run).
-# Files "planted by another user" come from the root part of run.sh, which
-# makes them as the user gbother before it runs these tests as the test user
-# (GB_IT_PLANTED: a sticky, world-writable directory of gbother's holding
-# .git and .gemini/gemini-box.json; GB_IT_PLANTED_TMP: a TMPDIR whose
-# gemini/ide gbother made first).
-#
-# shellcheck disable=SC2015 # "test && test || fail" is meant
+# Files "planted by another user" come from setup-machine.sh, which makes them
+# as the user gbother (GB_IT_PLANTED: a sticky, world-writable directory of
+# gbother's holding .git and .gemini/gemini-box.json; GB_IT_PLANTED_TMP: a
+# TMPDIR whose gemini/ide gbother made first).
 
-# agent_sh SCRIPT: run SCRIPT in this directory's box as the box's user (the
-# agent); its status is the script's.
-agent_sh() {
-	podman exec -w "$(realpath .)" "$BOX" /bin/sh -c "$1"
-}
+# shellcheck disable=SC2015 # "test && test || fail" is meant
+# shellcheck disable=SC2016 # single-quoted $ is test data
+
+# shellcheck disable=SC2317,SC2030,SC2031 # bats: each @test is a function of its own process
+
+load helpers
 
 # The repository: a settings "env" value is a value for gemini in the box,
 # never for a host process. A real preload library that marks the host.
-tcase project_env_never_reaches_a_host_process
-t_project_env_never_reaches_a_host_process() {
+@test "project_env_never_reaches_a_host_process" {
 	local mark=$T/PRELOAD-RAN
 	mkdir -p .gemini
 	cat >"$T/evil.c" <<EOC
@@ -42,17 +39,16 @@ EOC
 	rm -f "$mark"
 	printf '{"env": {"LD_PRELOAD": "%s", "GLIBC_TUNABLES": "x", "CONTAINERS_CONF": "/nonexistent"}}\n' \
 		"$(realpath .gemini/libx.so)" >.gemini/gemini-box.json
-	gb --box-dry-run -p hi
-	expect_rc 0
+	run_gb 0 --box-dry-run -p hi
 	[ -e "$mark" ] && fail "a project's LD_PRELOAD ran on the host during --box-dry-run"
-	gb -p hi
-	expect_ok
+	run_gb 0 -p hi
+	expect_report
 	[ -e "$mark" ] && fail "a project's LD_PRELOAD ran on the host during a run"
 	# Legitimate use keeps working: the value reaches gemini in the box.
 	expect_env LD_PRELOAD "$(realpath .gemini/libx.so)"
 	expect_env CONTAINERS_CONF /nonexistent
-	gb -p again # the warm path too
-	expect_ok
+	run_gb 0 -p again # the warm path too
+	expect_report
 	[ -e "$mark" ] && fail "a project's LD_PRELOAD ran on the host during a warm run"
 	return 0
 }
@@ -60,68 +56,62 @@ EOC
 # The repository: the image is the program that receives the keys. A project
 # file's image, and a project's own Dockerfile, wait for the user's approval,
 # which is pinned to their content (--box-trust).
-tcase project_image_needs_approval_pinned_to_content
-t_project_image_needs_approval_pinned_to_content() {
+@test "project_image_needs_approval_pinned_to_content" {
 	unset GEMINI_IMAGE # the environment would beat the project file
 	mkdir -p .gemini
 	printf '{"image": "%s"}\n' "$IMAGE_ALT" >.gemini/gemini-box.json
-	gb -p hi
-	expect_error 78
+	run_gb 78 -p hi
+	expect_error_line
 	grep -q 'image: a project file may not choose the image.*--box-trust' "$T/err" || fail "the refusal does not name --box-trust"
 	expect_no_box .
-	gb --box-trust
-	expect_error 64 # no terminal to ask on, no --box-yes
-	gb --box-trust --box-yes
-	expect_rc 0
+	run_gb 64 --box-trust # no terminal to ask on, no --box-yes
+	expect_error_line
+	run_gb 0 --box-trust --box-yes
 	grep -qF "$IMAGE_ALT" "$T/out" || fail "--box-trust does not show what the file asks for"
-	gb -p hi
-	expect_ok
+	run_gb 0 -p hi
+	expect_report
 	box_of .
 	expect_eq "$(inspect '{{index .Config.Labels "gemini-box.image"}}')" "$IMAGE_ALT" "the approved image"
 	# A git pull (or the agent) changes the file: the approval no longer applies.
 	printf '{"image": "%s", "ports": ["8080:80"]}\n' "$IMAGE_ALT" >.gemini/gemini-box.json
-	gb -p hi
-	expect_error 78
+	run_gb 78 -p hi
+	expect_error_line
 	grep -q 'the settings file changed since you approved it' "$T/err" || fail "the refusal does not say what changed"
-	gb --box-trust --box-yes
-	expect_rc 0
-	gb --box-rm --box-yes
-	gb -p hi
-	expect_ok
+	run_gb 0 --box-trust --box-yes
+	run_gb 0 --box-rm --box-yes
+	run_gb 0 -p hi
+	expect_report
 	# A project's own Dockerfile builds the image: approval first, and a change
 	# to it (or to its build context) needs approval again.
 	rm .gemini/gemini-box.json
 	printf 'ARG BASE_IMAGE\nFROM $BASE_IMAGE\n' >.gemini/sandbox.Dockerfile
-	gb -p hi
-	expect_error 78
+	run_gb 78 -p hi
+	expect_error_line
 	grep -q 'sandbox.Dockerfile builds the image that gets your keys.*--box-trust' "$T/err" || fail "no refusal naming the Dockerfile"
-	gb --box-trust --box-yes
-	expect_rc 0
+	run_gb 0 --box-trust --box-yes
 	grep -q 'FROM \$BASE_IMAGE' "$T/out" || fail "--box-trust does not show the Dockerfile"
-	gb --box-dry-run -p hi
-	expect_rc 0
+	run_gb 0 --box-dry-run -p hi
 	echo 'RUN true' >>.gemini/sandbox.Dockerfile
-	gb --box-dry-run -p hi
-	expect_error 78
+	run_gb 78 --box-dry-run -p hi
+	expect_error_line
 	grep -q 'containerfile or its build context changed' "$T/err" || fail "a changed Dockerfile is not refused"
 	return 0
 }
 
 # The repository: a Dockerfile (or .gemini) that is a link out of the project
 # would build with another directory of the user's as its context.
-tcase project_files_must_resolve_inside_the_project
-t_project_files_must_resolve_inside_the_project() {
+@test "project_files_must_resolve_inside_the_project" {
 	mkdir -p "$T/elsewhere/.gemini"
 	echo secret >"$T/elsewhere/.gemini/id_rsa"
 	printf 'ARG BASE_IMAGE\nFROM $BASE_IMAGE\nCOPY . /stolen\n' >"$T/elsewhere/.gemini/sandbox.Dockerfile"
 	ln -s "$T/elsewhere/.gemini" .gemini
-	gb -p hi
-	expect_error 78
+	run_gb 78 -p hi
+	expect_error_line
 	grep -q 'resolves outside the project' "$T/err" || fail "a .gemini link out of the project is not refused"
 	rm .gemini && mkdir .gemini
 	ln -s "$T/elsewhere/.gemini/sandbox.Dockerfile" .gemini/sandbox.Dockerfile
-	gb --box-trust --box-yes
-	expect_error 78
+	run_gb 78 --box-trust --box-yes
+	expect_error_line
 	grep -q 'resolves outside the project' "$T/err" || fail "a Dockerfile link out of the project is not refused"
 	expect_no_box .
 }
@@ -129,34 +119,34 @@ t_project_files_must_resolve_inside_the_project() {
 # Another user: a .git and a project file planted above the working
 # directory (git's CVE-2022-24765) are never adopted; a project file that
 # belongs to someone else is refused.
-tcase another_users_directory_is_never_the_project
-t_another_users_directory_is_never_the_project() {
-	[ -n "${GB_IT_PLANTED:-}" ] || skip "needs the fixtures of the root part (run as root)"
+@test "another_users_directory_is_never_the_project" {
+	[ -n "${GB_IT_PLANTED:-}" ] || skip "needs the fixtures of setup-machine.sh (run tests/system/run.sh as root)"
 	local work=$GB_IT_PLANTED/work-$$-$RANDOM
 	mkdir "$work" && cd "$work" || fail "cannot make a directory in $GB_IT_PLANTED"
+	# Outside $T: its boxes are removed here, or in teardown should the test end first.
+	defer "remove_boxes_under $(printf %q "$work"); rm -rf $(printf %q "$work")"
 	[ "$(stat -c %U "$GB_IT_PLANTED/.git")" = gbother ] || fail "fixture: .git is not gbother's"
-	gb -p hi
-	expect_ok
+	run_gb 0 -p hi
+	expect_report
 	box_of .
 	expect_eq "$(inspect '{{index .Config.Labels "gemini-box.dir"}}')" "$work" "the box directory"
 	inspect '{{range .Mounts}}{{.Source}}{{"\n"}}{{end}}' | grep -qxF "$GB_IT_PLANTED" &&
 		fail "another user's directory is mounted"
-	gb --box-rm --box-yes
+	run_gb 0 --box-rm --box-yes
 	cd "$GB_IT_PLANTED" || fail "cd"
-	gb -p hi
-	expect_error 78
+	run_gb 78 -p hi
+	expect_error_line
 	grep -q 'belongs to another user' "$T/err" || fail "another user's .gemini is not refused as such"
 	rm -rf "$work"
 }
 
 # Another user made the IDE companion's directory first: the run works, does
 # not share it, and says so in one line.
-tcase another_users_ide_directory_is_not_shared
-t_another_users_ide_directory_is_not_shared() {
-	[ -n "${GB_IT_PLANTED_TMP:-}" ] || skip "needs the fixtures of the root part (run as root)"
+@test "another_users_ide_directory_is_not_shared" {
+	[ -n "${GB_IT_PLANTED_TMP:-}" ] || skip "needs the fixtures of setup-machine.sh (run tests/system/run.sh as root)"
 	own_config '{"network": "host"}'
-	TMPDIR=$GB_IT_PLANTED_TMP GEMINI_CLI_IDE_SERVER_PORT=1 gb -p hi
-	expect_ok
+	TMPDIR=$GB_IT_PLANTED_TMP GEMINI_CLI_IDE_SERVER_PORT=1 run_gb 0 -p hi
+	expect_report
 	grep -q 'is not a private directory of yours' "$T/err" || fail "no line says the IDE directory is not shared"
 	box_of .
 	inspect '{{range .Mounts}}{{.Source}}{{"\n"}}{{end}}' | grep -q "$GB_IT_PLANTED_TMP" &&
@@ -165,28 +155,26 @@ t_another_users_ide_directory_is_not_shared() {
 }
 
 # Home (with ~/.ssh) or anything holding it is never mounted as the project.
-tcase home_and_root_are_never_the_project
-t_home_and_root_are_never_the_project() {
-	(cd "$HOME" && gb -p hi && expect_error 66 && grep -q 'your home directory' "$T/err") ||
+@test "home_and_root_are_never_the_project" {
+	(cd "$HOME" && run_gb 66 -p hi && expect_error_line && grep -q 'your home directory' "$T/err") ||
 		fail "a run in \$HOME was not refused"
-	gb --box-dir / -p hi
-	expect_error 66
-	gb --box-dir "$(dirname "$HOME")" -p hi
-	expect_error 66
+	run_gb 66 --box-dir / -p hi
+	expect_error_line
+	run_gb 66 --box-dir "$(dirname "$HOME")" -p hi
+	expect_error_line
 	grep -q 'holds your home directory' "$T/err" || fail "a directory holding \$HOME was not refused"
 	expect_no_box "$HOME"
 }
 
 # The agent: nothing it writes in ~/.gemini reaches the host's gemini (or
 # another box), but chats and history do, and it reads what the host has.
-tcase agent_cannot_rewrite_host_gemini_settings
-t_agent_cannot_rewrite_host_gemini_settings() {
+@test "agent_cannot_rewrite_host_gemini_settings" {
 	local before
 	mkdir -p "$HOME/.gemini"
 	[ -e "$HOME/.gemini/settings.json" ] || echo '{}' >"$HOME/.gemini/settings.json"
 	before=$(sha256sum <"$HOME/.gemini/settings.json")
-	gb -p hi
-	expect_ok
+	run_gb 0 -p hi
+	expect_report
 	box_of .
 	agent_sh 'cat /home/node/.gemini/settings.json >/dev/null' || fail "the box cannot read ~/.gemini/settings.json"
 	agent_sh 'echo "{\"mcpServers\": {\"x\": {\"command\": \"touch /tmp/pwned\"}}}" >/home/node/.gemini/settings.json' ||
@@ -198,25 +186,25 @@ t_agent_cannot_rewrite_host_gemini_settings() {
 	[ -e "$HOME/.gemini/extensions/evil" ] && fail "an extension made in the box reached the host"
 	[ -e "$HOME/.gemini/commands/evil.toml" ] && fail "a command made in the box reached the host"
 	[ -e "$HOME/.gemini/GEMINI.md.agent" ] && fail "a file made in the box's ~/.gemini reached the host"
+	# shellcheck disable=SC2088 # the message means the tilde
 	[ "$(cat "$HOME/.gemini/tmp/agent-chat" 2>/dev/null)" = chat ] || fail "~/.gemini/tmp does not reach the host"
 	rm -f "$HOME/.gemini/tmp/agent-chat"
 	# Another box never sees the first one's writes either.
-	mkdir other && (cd other && gb -p 'cat:/home/node/.gemini/commands/evil.toml') || true
+	mkdir other && (cd other && run_gb '?' -p 'cat:/home/node/.gemini/commands/evil.toml') || true
 	grep -q 'cat./home/node/.gemini/commands/evil.toml=(unreadable)' "$T/out" || fail "another box sees the first box's ~/.gemini writes"
 }
 
 # The agent: git's hooks and config, gemini-box's own project files and the
 # user's protected paths are read-only in the box and cannot be renamed away;
 # the agent can still commit (objects, refs, index).
-tcase agent_cannot_plant_git_hooks_or_project_settings
-t_agent_cannot_plant_git_hooks_or_project_settings() {
+@test "agent_cannot_plant_git_hooks_or_project_settings" {
+	local attack
 	git init -q . || fail "git init"
 	mkdir -p .gemini && echo '{}' >.gemini/gemini-box.json && echo 'export X=1' >.envrc
 	own_config '{"protected_paths": [".envrc"]}'
-	gb -p hi
-	expect_ok
+	run_gb 0 -p hi
+	expect_report
 	box_of .
-	local attack
 	for attack in 'echo "#!/bin/sh" >.git/hooks/pre-commit' 'echo "[core] fsmonitor = touch /tmp/pwned" >>.git/config' \
 		'mv .git .git-old' 'mv .git/hooks .git/hooks-old' 'rm -rf .git/hooks' \
 		'echo "{\"podman_args\": [\"--privileged\"]}" >.gemini/gemini-box.json' 'mv .gemini .gemini-old' \
@@ -236,14 +224,13 @@ t_agent_cannot_plant_git_hooks_or_project_settings() {
 # The agent: a linked worktree works in the box (its common git directory is
 # mounted at its own path) and is protected the same way; a .git file that a
 # repository points elsewhere mounts nothing.
-tcase linked_worktree_is_mounted_and_protected
-t_linked_worktree_is_mounted_and_protected() {
+@test "linked_worktree_is_mounted_and_protected" {
+	local common
 	mkdir main && cd main && git init -q . && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m init &&
 		git worktree add -q ../wt && cd ../wt || fail "git worktree add"
-	local common
 	common=$(realpath ../main/.git)
-	gb -p "cat:$common/HEAD"
-	expect_ok
+	run_gb 0 -p "cat:$common/HEAD"
+	expect_report
 	rget "cat.$common/HEAD" | grep -q 'ref: refs/heads' || fail "the common git directory is not in the box"
 	box_of .
 	agent_sh "echo evil >$common/hooks/post-checkout" 2>/dev/null && fail "the agent could plant a hook in the common git directory"
@@ -252,26 +239,24 @@ t_linked_worktree_is_mounted_and_protected() {
 	# A cloned .git file pointing at another directory of the user's.
 	mkdir "$T/secret" && echo key >"$T/secret/id_rsa"
 	mkdir ../hostile && cd ../hostile && echo "gitdir: $T/secret" >.git
-	gb -p "cat:$T/secret/id_rsa"
-	expect_ok
+	run_gb 0 -p "cat:$T/secret/id_rsa"
+	expect_report
 	expect_eq "$(rget "cat.$T/secret/id_rsa")" '(unreadable)' "a file the .git file points at"
 }
 
 # The agent: a mount source it replaced with a link to $HOME while the box
 # ran is not mounted at the next start; the start is refused.
-tcase symlink_swap_of_a_mount_source_is_refused
-t_symlink_swap_of_a_mount_source_is_refused() {
+@test "symlink_swap_of_a_mount_source_is_refused" {
 	local real
 	real=$(realpath .)
 	mkdir data && echo ok >data/file
 	own_config "{\"mounts\": [{\"source\": \"$real/data\", \"target\": \"/data\"}]}"
-	gb -p cat:/data/file
-	expect_ok
+	run_gb 0 -p cat:/data/file
+	expect_report
 	box_of .
 	agent_sh "rm -rf $real/data && ln -s $HOME $real/data" || fail "the swap itself failed (test broken)"
 	podman stop -t 2 "$BOX" >/dev/null
-	gb -p 'cat:/data/.bashrc'
-	expect_rc 71
+	run_gb 71 -p 'cat:/data/.bashrc'
 	grep -q 'is no longer what it was when the box was made.*--box-recreate' "$T/err" || fail "no refusal naming --box-recreate"
 	box_running && fail "the box was started with the swapped mount"
 	grep -q 'cat./data/.bashrc=' "$T/out" && fail "the home directory was mounted"
@@ -280,49 +265,46 @@ t_symlink_swap_of_a_mount_source_is_refused() {
 
 # The agent: the box sees only its lock, read-only; the record the host
 # trusts is out of its reach.
-tcase agent_cannot_touch_gemini_box_state
-t_agent_cannot_touch_gemini_box_state() {
-	gb -p hi
-	expect_ok
+@test "agent_cannot_touch_gemini_box_state" {
+	run_gb 0 -p hi
+	expect_report
 	box_of .
 	agent_sh 'ls -A /run/gemini-box' >"$T/ls" || fail "ls /run/gemini-box"
 	expect_eq "$(tr '\n' ' ' <"$T/ls")" "init lock " "what the box sees of gemini-box's files"
 	agent_sh 'echo x >/run/gemini-box/lock' 2>/dev/null && fail "the agent could write the lock"
 	agent_sh 'ln -s /etc/passwd /run/gemini-box/box' 2>/dev/null && fail "the agent could plant a file beside the lock"
-	gb -p again
-	expect_ok
+	run_gb 0 -p again
+	expect_report
 }
 
 # Small ones: an image name cannot become a podman option; a key's escape
 # sequence never reaches the terminal.
-tcase hostile_names_stay_inert
-t_hostile_names_stay_inert() {
-	gb --box-image=--privileged -p hi
-	expect_error 64
+@test "hostile_names_stay_inert" {
+	run_gb 64 --box-image=--privileged -p hi
+	expect_error_line
 	mkdir -p .gemini
 	printf '{"\\u001b]0;pwned\\u0007": 1}\n' >.gemini/gemini-box.json
-	gb -p hi
-	expect_error 78
+	run_gb 78 -p hi
+	expect_error_line
 	grep -q $'\e' "$T/err" && fail "an escape sequence from the project file reached stderr"
 	return 0
 }
 
 # The agent, with the real gemini CLI (npm, built into a local image by
-# build-gemini-image.sh): interactive gemini reaches its main screen in a box
-# (a read-only ~/.gemini would hang it), and what it writes in ~/.gemini (its
-# settings, projects.json, installation_id) stays in the box, while its chats
-# reach the host's ~/.gemini/tmp.
-tcase real_gemini_runs_and_its_settings_stay_in_the_box
-t_real_gemini_runs_and_its_settings_stay_in_the_box() {
-	[ -n "${GB_IT_REAL_IMAGE:-}" ] || skip "needs the real gemini image (run as root: run.sh builds it)"
+# tests/integration/build-gemini-image.sh): interactive gemini reaches its
+# main screen in a box (a read-only ~/.gemini would hang it), and what it
+# writes in ~/.gemini (its settings, projects.json, installation_id) stays in
+# the box, while its chats reach the host's ~/.gemini/tmp.
+@test "real_gemini_runs_and_its_settings_stay_in_the_box" {
+	[ -n "${GB_IT_REAL_IMAGE:-}" ] || skip "needs the real gemini image (run tests/system/run.sh as root: setup-machine.sh builds it)"
 	podman image exists "$GB_IT_REAL_IMAGE" || fail "the real gemini image $GB_IT_REAL_IMAGE is missing"
 	local g=$HOME/.gemini saved=$T/gemini-saved before i seen=
 	mkdir -p "$g" "$T/gemini-saved"
 	for i in settings.json projects.json state.json installation_id; do
 		[ -e "$g/$i" ] && mv "$g/$i" "$saved/$i"
 	done
-	# shellcheck disable=SC2064 # expand now: restore the user's files however this ends
-	trap "rm -f '$g/settings.json' '$g/projects.json' '$g/state.json' '$g/installation_id'; cp -a '$saved'/. '$g'/ 2>/dev/null" EXIT
+	# Restore the user's files however this ends.
+	defer "rm -f '$g/settings.json' '$g/projects.json' '$g/state.json' '$g/installation_id'; cp -a '$saved'/. '$g'/ 2>/dev/null"
 	echo '{"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}}, "ui": {"theme": "Default"}, "general": {"disableAutoUpdate": true}}' >"$g/settings.json"
 	before=$(sha256sum <"$g/settings.json")
 	printf 'cd %q && GEMINI_IMAGE=%q GEMINI_API_KEY=dummy TERM=xterm-256color %q 2>%q\n' \
@@ -330,7 +312,7 @@ t_real_gemini_runs_and_its_settings_stay_in_the_box() {
 	TERM=xterm-256color tmux -L "$TMUX_SOCKET" -f /dev/null new-session -d -x 200 -y 50 "bash $(printf %q "$T/real.sh")" ||
 		fail "tmux new-session failed"
 	for ((i = 0; i < 180; i++)); do
-		tmux -L "$TMUX_SOCKET" capture-pane -p >"$T/screen" 2>/dev/null
+		tmux -L "$TMUX_SOCKET" capture-pane -p >"$T/screen" 2>/dev/null || true
 		if grep -q 'Type your message' "$T/screen"; then
 			seen=1
 			break
@@ -343,7 +325,7 @@ t_real_gemini_runs_and_its_settings_stay_in_the_box() {
 	box_of .
 	sleep 2 # its start-up writes
 	podman exec "$BOX" test -e /home/node/.gemini/projects.json || fail "gemini wrote no projects.json in the box (test broken?)"
-	tmux -L "$TMUX_SOCKET" kill-server >/dev/null 2>&1
+	tmux -L "$TMUX_SOCKET" kill-server >/dev/null 2>&1 || true
 	expect_eq "$(sha256sum <"$g/settings.json")" "$before" "the host's ~/.gemini/settings.json after real gemini ran"
 	[ -e "$g/projects.json" ] && fail "projects.json written by gemini in the box reached the host"
 	[ -e "$g/installation_id" ] && fail "installation_id written by gemini in the box reached the host"
