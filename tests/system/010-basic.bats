@@ -152,14 +152,19 @@ load helpers
 @test "single_binary_runs_alone" {
 	local lone=$T/lone data=$T/data init
 	mkdir "$lone" "$data"
+	# podman keeps its images under XDG_DATA_HOME too: it keeps its own
+	ln -s "${XDG_DATA_HOME:-$HOME/.local/share}/containers" "$data/containers"
 	cp "$BIN" "$lone/gemini-box"
 	[ "$(ls -A "$lone")" = gemini-box ] || fail "the copy is not alone"
 	local BIN=$lone/gemini-box
 	run_gb_env 0 XDG_DATA_HOME="$data" -- -p say:alone
 	expect_eq "$(rget said)" alone "what gemini said"
+	[ "$(ls -A "$data" | tr '\n' ' ')" = "containers gemini-box " ] || fail "unexpected in the data directory: $(ls -A "$data")"
 	init=$(ls "$data"/gemini-box/init/*/gemini-box-init) || fail "no init written to the data directory"
 	[ -x "$init" ] || fail "$init is not executable"
 	box_of .
 	expect_eq "$(inspect '{{index .Config.Labels "gemini-box.init"}}')" "$init" "the box's init"
-	podman top "$BOX" args | grep -q '^/run/gemini-box/init --lock' || fail "the box's main process is not the init"
+	[[ "$(inspect '{{.Path}} {{join .Args " "}}')" == "/run/gemini-box/init --lock "* ]] ||
+		fail "the box's main process is not the init"
+	box_running || fail "the box does not run"
 }
