@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "hash.h"
 #include "quote.h"
 #include "strv.h"
@@ -210,27 +211,17 @@ static int hash_file(struct hash *h, const char *root, const char *rel, struct g
 /* The cached digest for a stat signature, from a private file of ours. */
 static char *cache_lookup(const char *cache, const char *signature)
 {
-	if (!cache)
-		return NULL;
-	int fd = open(cache, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	char buf[256];
-	ssize_t n = -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-	    (st.st_mode & 077) == 0)
-		n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
+	char *text = cache ? read_small_file(cache, 256, true) : NULL;
 	size_t len = strlen(signature);
-	if (strncmp(buf, signature, len) != 0 || buf[len] != ' ')
-		return NULL;
-	char *digest = buf + len + 1;
-	digest[strcspn(digest, "\n")] = '\0';
-	return strlen(digest) == HASH_FULL_HEX ? xstrdup(digest) : NULL;
+	char *digest = NULL;
+	if (text && strncmp(text, signature, len) == 0 && text[len] == ' ') {
+		char *d = text + len + 1;
+		d[strcspn(d, "\n")] = '\0';
+		if (strlen(d) == HASH_FULL_HEX)
+			digest = xstrdup(d);
+	}
+	free(text);
+	return digest;
 }
 
 /* Remembers the digest; a cache that cannot be written is only slower. */

@@ -1,6 +1,8 @@
 #include "fsutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -23,4 +25,33 @@ int mkdir_p(const char *path, mode_t mode)
 	free(p);
 	errno = e;
 	return rc;
+}
+
+char *read_small_file(const char *path, size_t max, bool ours)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char *text = NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= max &&
+	    (!ours || (st.st_uid == geteuid() && (st.st_mode & 022) == 0))) {
+		text = xmalloc(max + 1);
+		size_t n = 0;
+		ssize_t r;
+		while (n < max && (r = read(fd, text + n, max - n)) != 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				free(text);
+				text = NULL;
+				break;
+			}
+			n += (size_t)r;
+		}
+		if (text)
+			text[n] = '\0';
+	}
+	close(fd);
+	return text;
 }

@@ -11,24 +11,15 @@
 
 #include "boxid.h"
 #include "cleanup.h"
+#include "fsutil.h"
 
 /* The first line of a small file, without its newline; NULL if unreadable. */
 static char *first_line(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	char buf[4097];
-	ssize_t n = -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		return NULL;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	return xstrdup(buf);
+	char *text = read_small_file(path, 4096, false);
+	if (text)
+		text[strcspn(text, "\r\n")] = '\0';
+	return text;
 }
 
 static char *dirname_of(const char *path)

@@ -77,24 +77,7 @@ char *approval_path(const char *data_home, const char *box_name)
 
 char *approval_read(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	char *text = NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-	    (st.st_mode & 022) == 0 && st.st_size < APPROVAL_MAX_BYTES) {
-		text = xmalloc((size_t)st.st_size + 1);
-		ssize_t n = read(fd, text, (size_t)st.st_size);
-		if (n < 0) {
-			free(text);
-			text = NULL;
-		} else {
-			text[n] = '\0';
-		}
-	}
-	close(fd);
-	return text;
+	return read_small_file(path, APPROVAL_MAX_BYTES, true);
 }
 
 int approval_write(const char *path, const char *record, struct gb_error *err)
