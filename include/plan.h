@@ -14,6 +14,10 @@
 enum box_state {
 	BOX_ABSENT,
 	BOX_STOPPED, /* created, exited, stopped: needs podman start */
+	/* "initialized": a podman run or start cut short left the runtime's
+	 * container made but never started, and podman start fails on it until
+	 * podman stop resets it */
+	BOX_STUCK,
 	BOX_PAUSED,
 	BOX_RUNNING,
 };

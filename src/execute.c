@@ -389,7 +389,7 @@ void plan_box_up(const struct context *ctx, const struct box_spec *spec, enum bo
 		                  ctx->settings.image.value, plan_add(p, STEP_BUILD));
 	if (state == BOX_ABSENT)
 		plan_create_preparation(ctx, p);
-	else if (state == BOX_STOPPED)
+	else if (state == BOX_STOPPED || state == BOX_STUCK)
 		plan_start_preparation(ctx, p);
 	plan_bring_up(p, spec, state, have_image || ctx->build_needed || ctx->local_needed);
 }
@@ -428,7 +428,7 @@ int bring_up_and(struct context *ctx, bool tty, enum session_kind session, struc
 		ctx->box_state = info.label_state && state_dir_is_ours(info.label_state, ctx->name)
 		                         ? xstrdup(info.label_state)
 		                         : NULL;
-		if (info.state == BOX_STOPPED && !ctx->o->dry_run &&
+		if ((info.state == BOX_STOPPED || info.state == BOX_STUCK) && !ctx->o->dry_run &&
 		    check_mount_sources(ctx, &info, err) < 0) {
 			box_info_clear(&info);
 			return -1;

@@ -13,6 +13,8 @@ enum box_state box_state_of_status(const char *status)
 		return BOX_RUNNING;
 	if (strcmp(status, "paused") == 0)
 		return BOX_PAUSED;
+	if (strcmp(status, "initialized") == 0)
+		return BOX_STUCK;
 	/* created, configured, exited, stopped, stopping, unknown: start it. */
 	return BOX_STOPPED;
 }

@@ -329,6 +329,12 @@ void plan_bring_up(struct plan *p, const struct box_spec *s, enum box_state stat
 		podman_create_argv(s, plan_add(p, STEP_CREATE));
 		plan_add_host(p, STEP_RECORD, s->state_dir, NULL);
 		break;
+	case BOX_STUCK:
+		podman_verb_argv(s->podman, s->settings, STEP_STOP, s->name,
+		                 plan_add(p, STEP_STOP));
+		podman_verb_argv(s->podman, s->settings, STEP_START, s->name,
+		                 plan_add(p, STEP_START));
+		break;
 	case BOX_STOPPED:
 		podman_verb_argv(s->podman, s->settings, STEP_START, s->name,
 		                 plan_add(p, STEP_START));

@@ -307,7 +307,8 @@ EOC
 	defer "rm -f '$g/settings.json' '$g/projects.json' '$g/state.json' '$g/installation_id'; cp -a '$saved'/. '$g'/ 2>/dev/null"
 	echo '{"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}}, "ui": {"theme": "Default"}, "general": {"disableAutoUpdate": true}}' >"$g/settings.json"
 	before=$(sha256sum <"$g/settings.json")
-	printf 'cd %q && GEMINI_IMAGE=%q GEMINI_API_KEY=dummy TERM=xterm-256color %q 2>%q\n' \
+	# a person at a terminal: no CI (which makes gemini headless)
+	printf 'unset CI GITHUB_ACTIONS; cd %q && GEMINI_IMAGE=%q GEMINI_API_KEY=dummy TERM=xterm-256color %q 2>%q\n' \
 		"$PWD" "$GB_IT_REAL_IMAGE" "$BIN" "$T/real.err" >"$T/real.sh"
 	TERM=xterm-256color tmux -L "$TMUX_SOCKET" -f /dev/null new-session -d -x 200 -y 50 "bash $(printf %q "$T/real.sh")" ||
 		fail "tmux new-session failed"

@@ -42,6 +42,7 @@ static void test_states(void **state)
 	(void)state;
 	assert_int_equal(box_state_of_status("running"), BOX_RUNNING);
 	assert_int_equal(box_state_of_status("paused"), BOX_PAUSED);
+	assert_int_equal(box_state_of_status("initialized"), BOX_STUCK);
 	assert_int_equal(box_state_of_status("exited"), BOX_STOPPED);
 	assert_int_equal(box_state_of_status("created"), BOX_STOPPED);
 	assert_int_equal(box_state_of_status("configured"), BOX_STOPPED);

@@ -433,12 +433,15 @@ static void test_plan_per_state(void **state)
 	const enum step_kind absent[] = { STEP_CREATE, STEP_RECORD, STEP_EXEC };
 	const enum step_kind stopped[] = { STEP_START, STEP_EXEC };
 	const enum step_kind paused[] = { STEP_UNPAUSE, STEP_EXEC };
+	/* made but never started (a run cut short): podman stop resets it */
+	const enum step_kind stuck[] = { STEP_STOP, STEP_START, STEP_EXEC };
 	const enum step_kind running[] = { STEP_EXEC };
 	expect_kinds(BOX_ABSENT, false, absent_no_image, 4);
 	expect_kinds(BOX_ABSENT, true, absent, 3);
 	expect_kinds(BOX_STOPPED, true, stopped, 2);
 	expect_kinds(BOX_STOPPED, false, stopped, 2);
 	expect_kinds(BOX_PAUSED, true, paused, 2);
+	expect_kinds(BOX_STUCK, true, stuck, 3);
 	expect_kinds(BOX_RUNNING, true, running, 1);
 }
 
