@@ -26,6 +26,10 @@ void env_forward_names(char *const *envp, struct strv *names);
  * U+FFFD, so such a value cannot be carried unchanged. */
 bool utf8_valid(const char *s);
 
+/* The value of NAME in envp ("NAME=value" entries, NULL-terminated), the
+ * first as getenv finds it, or NULL when unset. */
+const char *env_lookup(char *const *envp, const char *name);
+
 /* Whether the value of NAME in envp is exactly "true" (for CI=true). */
 bool env_is_true(char *const *envp, const char *name);
 

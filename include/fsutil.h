@@ -6,6 +6,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The directory part of path, as dirname(1) gives it ("/" for "/x"). */
+char *dir_of(const char *path);
+
+/* Whether path is a directory of the caller's (never through a link) with
+ * none of the forbidden mode bits: 022, no one else writes it; 077, no one
+ * else reads or writes it. */
+bool dir_is_ours(const char *path, mode_t forbidden);
+
 /* mkdir -p: path and its missing parents, each made with mode. On failure
  * errno is mkdir's. */
 int mkdir_p(const char *path, mode_t mode);

@@ -132,13 +132,11 @@ int init_install(const char *installed, struct gb_error *err)
 	return rc;
 }
 
-/* A directory only we own and only we can write, and not a symlink: nobody
- * else can plant a lock, a record or a link to follow in it. */
+/* A directory only we own and only we can read and write, and not a
+ * symlink: nobody else can plant a lock, a record or a link to follow in it. */
 static bool private_dir(const char *path)
 {
-	struct stat st;
-	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-	       (st.st_mode & 077) == 0;
+	return dir_is_ours(path, 077);
 }
 
 /* The two places a state directory can be: under XDG_RUNTIME_DIR when that is
@@ -146,9 +144,7 @@ static bool private_dir(const char *path)
 static char *state_base(void)
 {
 	const char *runtime = getenv("XDG_RUNTIME_DIR");
-	struct stat st;
-	if (runtime && *runtime == '/' && lstat(runtime, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    st.st_uid == geteuid() && (st.st_mode & 022) == 0)
+	if (runtime && *runtime == '/' && dir_is_ours(runtime, 022))
 		return xasprintf("%s/gemini-box", runtime);
 	return xasprintf("/tmp/gemini-box-%ld", (long)geteuid());
 }
@@ -275,18 +271,12 @@ int state_record_write(const char *state, const char *record, const char *id, st
 static char *recorded_id(const char *state, const char *record)
 {
 	char *path = xasprintf("%s/" BOX_RECORD_FILE, state);
-	int fd = open_state_file(path, O_RDONLY);
+	size_t want = strlen(record);
+	char *buf = read_small_file(path, want + 256, true);
 	free(path);
-	if (fd < 0)
+	if (!buf)
 		return NULL;
-	size_t want = strlen(record), cap = want + 256;
-	char *buf = xmalloc(cap + 1);
-	size_t n = 0;
-	ssize_t r;
-	while (n < cap && (r = read(fd, buf + n, cap - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	buf[n] = '\0';
+	size_t n = strlen(buf);
 	char *id = NULL;
 	if (n > want && memcmp(buf, record, want) == 0 && strncmp(buf + want, "id=", 3) == 0) {
 		char *start = buf + want + 3;
@@ -324,6 +314,9 @@ void state_forget(const char *state)
 	rmdir(state); /* only when nothing else is in it */
 }
 
+/* The list stays short (an image a line); a longer one is not read. */
+#define IMAGES_FILE_MAX (64 * 1024)
+
 /* Where the images known to be here are listed: beside the state
  * directories, as private as they are. */
 static char *images_file(void)
@@ -346,26 +339,19 @@ bool state_record_absent(const char *state)
 bool image_known(const char *image)
 {
 	char *path = images_file();
-	int fd = path ? open_state_file(path, O_RDONLY) : -1;
+	char *list = path ? read_small_file(path, IMAGES_FILE_MAX, true) : NULL;
 	free(path);
-	if (fd < 0)
-		return false;
-	char buf[16384];
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
+	bool known = false;
 	size_t len = strlen(image);
-	for (const char *line = buf; *line;) {
+	for (const char *line = list; line && *line && !known;) {
 		const char *end = strchr(line, '\n');
 		if (!end)
 			break;
-		if ((size_t)(end - line) == len && memcmp(line, image, len) == 0)
-			return true;
+		known = (size_t)(end - line) == len && memcmp(line, image, len) == 0;
 		line = end + 1;
 	}
-	return false;
+	free(list);
+	return known;
 }
 
 void image_remember(const char *image)

@@ -246,10 +246,7 @@ static void cache_store(const char *cache, const char *signature, const char *di
 int build_context_digest(const char *containerfile, const char *cache, char **digest,
                          struct gb_error *err)
 {
-	char *root = xstrdup(containerfile);
-	char *slash = strrchr(root, '/');
-	if (slash)
-		*(slash == root ? slash + 1 : slash) = '\0';
+	char *root = dir_of(containerfile);
 	const char *name = containerfile + strlen(root) + (strcmp(root, "/") != 0);
 	struct ignore ig = { STRV_INIT };
 	ignore_load(root, &ig);

@@ -16,6 +16,8 @@
 #include "boxid.h"
 #include "boxinit.h"
 #include "build.h"
+#include "envsel.h"
+#include "fsutil.h"
 #include "load.h"
 #include "localimage.h"
 #include "podman.h"
@@ -55,11 +57,7 @@ void context_clear(struct context *ctx)
 /* A variable of the caller's environment, or NULL when unset. */
 const char *context_env(const struct context *ctx, const char *name)
 {
-	size_t n = strlen(name);
-	for (char *const *e = ctx->envp; e && *e; e++)
-		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-			return *e + n + 1;
-	return NULL;
+	return env_lookup(ctx->envp, name);
 }
 
 const char *context_env_nonempty(const struct context *ctx, const char *name)
@@ -186,15 +184,6 @@ bool host_ide(const struct context *ctx)
 	return ctx->settings.ide.value && strcmp(ctx->settings.network.value, "host") == 0;
 }
 
-/* A directory of the IDE companion's that the box may see: ours alone, and
- * not a link (another user may have made /tmp/gemini first). */
-static bool ide_dir_is_ours(const char *path)
-{
-	struct stat st;
-	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-	       (st.st_mode & 022) == 0;
-}
-
 /* The IDE port-file directory to share, when it is there and ours. gemini-box
  * never makes it: the companion does, at its first start. */
 void resolve_ide_dir(struct context *ctx, bool say)
@@ -206,7 +195,8 @@ void resolve_ide_dir(struct context *ctx, bool say)
 	char *parent = xasprintf("%s/gemini", tmp ? tmp : "/tmp");
 	char *dir = xasprintf("%s/ide", parent);
 	struct stat st;
-	if (ide_dir_is_ours(parent) && ide_dir_is_ours(dir)) {
+	/* ours alone, and not a link: another user may have made /tmp/gemini first */
+	if (dir_is_ours(parent, 022) && dir_is_ours(dir, 022)) {
 		free(ctx->ide_dir);
 		ctx->ide_dir = dir;
 		dir = NULL;

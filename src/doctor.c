@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "fsutil.h"
 #include "load.h"
 #include "podman.h"
 #include "query.h"
@@ -60,20 +61,8 @@ static void report(struct doctor *d, enum check_level level, const char *what, c
 		d->fails++;
 }
 
-static char *read_small_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	struct strv lines = STRV_INIT;
-	char buf[512];
-	while (fgets(buf, sizeof(buf), f))
-		strv_push(&lines, buf);
-	fclose(f);
-	char *text = strv_join(&lines, "");
-	strv_clear(&lines);
-	return text;
-}
+/* /etc/subuid and /etc/subgid: a line per user; a megabyte is thousands. */
+#define SUBID_FILE_MAX (1 << 20)
 
 static void doctor_subids(struct doctor *d)
 {
@@ -81,7 +70,7 @@ static void doctor_subids(struct doctor *d)
 	const char *user = pw ? pw->pw_name : "?";
 	const char *files[] = { "/etc/subuid", "/etc/subgid" };
 	for (size_t i = 0; i < 2; i++) {
-		char *text = read_small_file(files[i]);
+		char *text = read_small_file(files[i], SUBID_FILE_MAX, false);
 		bool ok = text && subid_has_range(text, user, (unsigned long)getuid());
 		char *what = xasprintf("%s: %s range for %s", files[i], ok ? "a" : "no", user);
 		char *fix = ok ? NULL

@@ -68,13 +68,19 @@ void env_forward_names(char *const *envp, struct strv *names)
 	strv_sort_unique(names, first);
 }
 
-bool env_is_true(char *const *envp, const char *name)
+const char *env_lookup(char *const *envp, const char *name)
 {
 	size_t n = strlen(name);
 	for (char *const *e = envp; e && *e; e++)
 		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-			return strcmp(*e + n + 1, "true") == 0;
-	return false;
+			return *e + n + 1;
+	return NULL;
+}
+
+bool env_is_true(char *const *envp, const char *name)
+{
+	const char *value = env_lookup(envp, name);
+	return value && strcmp(value, "true") == 0;
 }
 
 bool utf8_valid(const char *str)

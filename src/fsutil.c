@@ -4,9 +4,28 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "strv.h"
+
+char *dir_of(const char *path)
+{
+	char *d = xstrdup(path);
+	char *slash = strrchr(d, '/');
+	if (slash && slash != d)
+		*slash = '\0';
+	else if (slash)
+		slash[1] = '\0';
+	return d;
+}
+
+bool dir_is_ours(const char *path, mode_t forbidden)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       (st.st_mode & forbidden) == 0;
+}
 
 int mkdir_p(const char *path, mode_t mode)
 {
@@ -36,10 +55,11 @@ char *read_small_file(const char *path, size_t max, bool ours)
 	char *text = NULL;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= max &&
 	    (!ours || (st.st_uid == geteuid() && (st.st_mode & 022) == 0))) {
-		text = xmalloc(max + 1);
+		size_t want = (size_t)st.st_size;
+		text = xmalloc(want + 1);
 		size_t n = 0;
 		ssize_t r;
-		while (n < max && (r = read(fd, text + n, max - n)) != 0) {
+		while (n < want && (r = read(fd, text + n, want - n)) != 0) {
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r < 0) {

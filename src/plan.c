@@ -5,6 +5,7 @@
 
 #include "boxid.h"
 #include "boxinit.h"
+#include "fsutil.h"
 #include "quote.h"
 #include "session.h"
 
@@ -242,12 +243,7 @@ void podman_build_argv(const char *podman, const char *containerfile, const char
 	strv_pushf(argv, "--file=%s", containerfile);
 	strv_pushf(argv, "--tag=%s", tag);
 	strv_pushf(argv, "--build-arg=BASE_IMAGE=%s", base_image);
-	char *dir = xstrdup(containerfile);
-	char *slash = strrchr(dir, '/');
-	if (slash && slash != dir)
-		*slash = '\0';
-	else if (slash)
-		slash[1] = '\0';
+	char *dir = dir_of(containerfile);
 	strv_push(argv, dir);
 	free(dir);
 }

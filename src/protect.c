@@ -22,34 +22,23 @@ static char *first_line(const char *path)
 	return text;
 }
 
-static char *dirname_of(const char *path)
-{
-	char *d = xstrdup(path);
-	char *slash = strrchr(d, '/');
-	if (slash && slash != d)
-		*slash = '\0';
-	else if (slash)
-		slash[1] = '\0';
-	return d;
-}
-
 char *worktree_common_dir(const char *gitfile)
 {
 	cleanup_free char *line = first_line(gitfile);
 	if (!line || strncmp(line, "gitdir: ", 8) != 0)
 		return NULL;
-	cleanup_free char *base = dirname_of(gitfile);
+	cleanup_free char *base = dir_of(gitfile);
 	cleanup_free char *named =
 	        line[8] == '/' ? xstrdup(line + 8) : xasprintf("%s/%s", base, line + 8);
 	cleanup_free char *gitdir = realpath(named, NULL);
 	if (!gitdir)
 		return NULL;
 	/* C/worktrees/NAME, whose gitdir file names this .git file back */
-	cleanup_free char *parent = dirname_of(gitdir);
+	cleanup_free char *parent = dir_of(gitdir);
 	const char *leaf = strrchr(parent, '/');
 	if (!leaf || strcmp(leaf, "/worktrees") != 0)
 		return NULL;
-	cleanup_free char *common = dirname_of(parent);
+	cleanup_free char *common = dir_of(parent);
 	cleanup_free char *back_path = xasprintf("%s/gitdir", gitdir);
 	cleanup_free char *back = first_line(back_path);
 	cleanup_free char *back_real = back ? realpath(back, NULL) : NULL;

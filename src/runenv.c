@@ -7,15 +7,6 @@
 #include "plan.h"
 #include "session.h"
 
-static const char *env_value(char *const *envp, const char *name)
-{
-	size_t n = strlen(name);
-	for (char *const *e = envp; e && *e; e++)
-		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-			return *e + n + 1;
-	return NULL;
-}
-
 static bool listed(const struct item_list *l, const char *name)
 {
 	for (size_t i = 0; i < l->n; i++)
@@ -59,7 +50,7 @@ int run_env_build(const struct run_env_input *in, struct run_env *out, struct gb
 {
 	const struct settings *s = in->settings;
 	for (size_t i = 0; i < s->forward_env.n; i++)
-		if (env_value(in->envp, s->forward_env.v[i].value))
+		if (env_lookup(in->envp, s->forward_env.v[i].value))
 			strv_push(&out->names, s->forward_env.v[i].value);
 	env_forward_names(in->envp, &out->names);
 	strv_sort_unique(&out->names, 0);
@@ -70,7 +61,7 @@ int run_env_build(const struct run_env_input *in, struct run_env *out, struct gb
 	for (size_t i = 0; i < s->n_env; i++) {
 		const char *name = s->env[i].name;
 		bool forwarded = env_name_forwarded(name) || listed(&s->forward_env, name);
-		if (forwarded && env_value(in->envp, name))
+		if (forwarded && env_lookup(in->envp, name))
 			continue; /* the caller's own value wins */
 		set_fixed(&out->fixed, name, s->env[i].value);
 	}
@@ -92,7 +83,7 @@ int run_env_build(const struct run_env_input *in, struct run_env *out, struct gb
 
 	/* A value podman would change is refused rather than passed on changed. */
 	for (size_t i = 0; i < out->names.n; i++) {
-		const char *value = env_value(in->envp, out->names.v[i]);
+		const char *value = env_lookup(in->envp, out->names.v[i]);
 		if (value && !utf8_valid(value))
 			return gb_fail(
 			        err, EXIT_BOX_CONFIG,
