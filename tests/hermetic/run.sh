@@ -247,6 +247,30 @@ t_first_launch_is_one_podman_run() {
 		fail "unexpected calls: $(calls | tr '\n' ' ')"
 }
 
+# A project's settings that other users can write are refused (they could
+# choose what runs with the keys), with one line saying what to do.
+t_project_settings_others_can_write_are_refused() {
+	mkdir -p .gemini
+	echo '{}' >.gemini/gemini-box.json
+	chmod o+w .gemini/gemini-box.json
+	gb -p hi
+	expect_rc 78
+	[ "$(wc -l <"$T/err")" = 1 ] && grep -q '^gemini-box: refusing .*gemini-box.json.*other users can write it; chmod go-w it' "$T/err" ||
+		fail "no one line refusing the file"
+	[ "$(calls | grep -c .)" = 0 ] || fail "podman was asked: $(calls | tr '\n' ' ')"
+}
+
+# A ~/.gemini whose path holds ':' cannot be overlaid by podman: refused in
+# one line (exit 66), before podman is asked anything.
+t_gemini_home_with_a_colon_is_refused() {
+	mkdir -p "$T/ho:me"
+	HOME=$T/ho:me gb -p hi
+	expect_rc 66
+	[ "$(wc -l <"$T/err")" = 1 ] && grep -q "^gemini-box: cannot share .*podman cannot overlay a path holding ':' or ','" "$T/err" ||
+		fail "no one line refusing ~/.gemini"
+	[ "$(calls | grep -c .)" = 0 ] || fail "podman was asked: $(calls | tr '\n' ' ')"
+}
+
 # --box-doctor --box-dry-run asks podman only read-only questions.
 t_doctor_dry_run_runs_nothing() {
 	gb --box-doctor --box-dry-run
