@@ -46,7 +46,18 @@ int subid_has_range(const char *text, const char *name, unsigned long uid)
 	return 0;
 }
 
-/* ---- --box-doctor ---- */
+bool mountinfo_line_is_cgroup(const char *line)
+{
+	/* Mount points are escaped (\040 for a space), so " - " only ever
+	 * separates the optional fields from the filesystem type. */
+	const char *sep = strstr(line, " - ");
+	if (!sep)
+		return false;
+	const char *type = sep + 3;
+	size_t len = strcspn(type, " \n");
+	return (len == 6 && strncmp(type, "cgroup", 6) == 0) ||
+	       (len == 7 && strncmp(type, "cgroup2", 7) == 0);
+}
 
 /* ---- --box-doctor ---- */
 
@@ -82,6 +93,32 @@ static void doctor_subids(struct doctor *d)
 		free(what);
 		free(text);
 	}
+}
+
+/* Without a cgroup filesystem mounted, runc and crun refuse every container
+ * ("no cgroup mount found in mountinfo"); some VMs boot that way. */
+static void doctor_cgroups(struct doctor *d)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f) {
+		char *what = xasprintf("/proc/self/mountinfo: %s", strerror(errno));
+		report(d, CHECK_WARN, what, "is /proc mounted?");
+		free(what);
+		return;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	bool mounted = false;
+	while (!mounted && getline(&line, &cap, f) > 0)
+		mounted = mountinfo_line_is_cgroup(line);
+	free(line);
+	fclose(f);
+	if (mounted)
+		report(d, CHECK_OK, "a cgroup filesystem is mounted", NULL);
+	else
+		report(d, CHECK_FAIL, "no cgroup filesystem is mounted: no runtime can start a box",
+		       "as root: mount the cgroup hierarchies under /sys/fs/cgroup (a systemd boot "
+		       "does)");
 }
 
 static void doctor_tun(struct doctor *d, bool needed)
@@ -332,6 +369,7 @@ int cmd_doctor(struct context *ctx, struct gb_error *err)
 	else
 		report(&d, CHECK_OK, "rootless", NULL);
 	doctor_subids(&d);
+	doctor_cgroups(&d);
 
 	bool settled = resolve_home(ctx, &e) == 0 && resolve_dirs(ctx, &e) == 0 &&
 	               resolve_gemini_home(ctx, false, &e) == 0 && load_settings(ctx, &e) == 0 &&

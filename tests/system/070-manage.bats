@@ -124,6 +124,7 @@ PY
 	grep -q '^OK    /etc/subuid: a range for ' "$T/out" || fail "no subuid line"
 	grep -q '^OK    /dev/net/tun is usable' "$T/out" || fail "no tun line"
 	grep -q '^OK    cgroups .*, OCI runtime runc$' "$T/out" || fail "no cgroup/runtime line"
+	grep -q '^OK    a cgroup filesystem is mounted$' "$T/out" || fail "no cgroup mount line"
 	grep -q '^\(OK  \|WARN\)  storage driver ' "$T/out" || fail "no storage line"
 	grep -q "^OK    box .*: absent" "$T/out" || fail "no box line"
 	grep -q '^FAIL' "$T/out" && fail "a FAIL on a working machine"

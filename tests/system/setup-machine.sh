@@ -5,7 +5,8 @@
 #
 # - installs the test packages (scripts/ensure-deps.sh test);
 # - makes USER (if absent) with subordinate ids, and gives it rootless podman
-#   as it works here: /dev/net/tun usable, / a shared mount, runc as the OCI
+#   as it works here: the cgroup hierarchies mounted (some boots mount none),
+#   /dev/net/tun usable, / a shared mount, runc as the OCI
 #   runtime in USER's containers.conf (crun refuses the hybrid cgroups of these
 #   machines; see /work/shared/notes/podman-on-these-machines.md). USER is meant
 #   to be a dedicated one: that file is replaced;
@@ -74,6 +75,39 @@ fi
 chmod 666 /dev/net/tun || say "setup-machine.sh: warning: chmod 666 /dev/net/tun failed"
 # Otherwise every podman call warns that / is not a shared mount.
 mount --make-rshared / 2>/dev/null || say "setup-machine.sh: warning: mount --make-rshared / failed"
+# Some boots of these machines mount no cgroup filesystem at all, and then
+# every runtime refuses every container ("runc create failed: no cgroup mount
+# found in mountinfo"). The kernel still has the hierarchies (/proc/cgroups
+# gives each enabled controller its hierarchy number): mount them as the other
+# boots do, v1 controllers under a tmpfs plus the v2 "unified" tree. Each
+# hierarchy is mounted with exactly the controllers it holds (cpu and cpuacct
+# share one on some kernels, not on others); name=systemd if init has one.
+mount_cgroups() {
+	grep -Eq ' - cgroup2? ' /proc/self/mountinfo && return 0
+	say "setup-machine.sh: no cgroup filesystem is mounted; mounting the kernel's hierarchies"
+	local groups
+	groups=$(awk '!/^#/ && $2 != 0 && $4 == 1 {c[$2] = c[$2] ? c[$2] "," $1 : $1}
+		END {for (h in c) print c[h]}' /proc/cgroups) || return 1
+	# Every controller on v2 (hierarchy 0): the unified tree alone.
+	if [ -z "$groups" ]; then
+		mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 /sys/fs/cgroup
+		return
+	fi
+	mount -t tmpfs -o mode=755,nosuid,nodev,noexec cgroup /sys/fs/cgroup || return 1
+	local set dir
+	for set in $groups; do
+		dir=/sys/fs/cgroup/$set
+		mkdir -p "$dir" && mount -t cgroup -o "nosuid,nodev,noexec,$set" cgroup "$dir" || return 1
+		# The usual short names for a shared hierarchy (cpu -> cpu,cpuacct).
+		case $set in *,*) for c in ${set//,/ }; do ln -sfn "$set" "/sys/fs/cgroup/$c"; done ;; esac
+	done
+	if grep -q ':name=systemd:' /proc/1/cgroup; then
+		mkdir -p /sys/fs/cgroup/systemd &&
+			mount -t cgroup -o nosuid,nodev,noexec,none,name=systemd cgroup /sys/fs/cgroup/systemd || return 1
+	fi
+	mkdir -p /sys/fs/cgroup/unified && mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 /sys/fs/cgroup/unified
+}
+mount_cgroups || die "cannot mount the cgroup hierarchies (runc needs them to start a container)"
 # Test-machine setting (crun refuses hybrid cgroups here); not gemini-box's job.
 runuser -u "$user" -- mkdir -p "$home/.config/containers" || die "cannot make $home/.config/containers"
 printf '[engine]\nruntime = "runc"\n' >"$home/.config/containers/containers.conf"
