@@ -12,9 +12,11 @@
 #include "error.h"
 
 enum child_io {
-	CHILD_CAPTURE, /* stdin /dev/null; stdout and stderr captured */
-	CHILD_SHOW,    /* stdin /dev/null; both shown on the caller's stderr (progress) */
-	CHILD_INHERIT, /* the caller's stdin, stdout and stderr (the gemini session) */
+	CHILD_CAPTURE,  /* stdin /dev/null; stdout and stderr captured */
+	CHILD_SHOW,     /* stdin /dev/null; both shown on the caller's stderr (progress) */
+	CHILD_INHERIT,  /* the caller's stdin, stdout and stderr (the gemini session) */
+	CHILD_DETACHED, /* all three /dev/null, in a session of its own, not our child:
+	                 * a daemon that outlives gemini-box (child_detach) */
 };
 
 struct child {
@@ -32,6 +34,10 @@ struct run_result {
 /* Starts c. Fails with EXIT_BOX_NOPODMAN when argv[0] cannot be executed (a
  * program that runs and exits 127 is a result, not a failure). */
 int child_start(const struct child *c, pid_t *pid, struct gb_error *err);
+
+/* Starts c (its io CHILD_DETACHED) as a daemon: gemini-box neither waits
+ * for it nor is its parent. Fails when it cannot be executed. */
+int child_detach(const struct child *c, struct gb_error *err);
 
 /* Starts c, collects what it prints and waits for it. Fails only when it
  * cannot be started or waited for. */

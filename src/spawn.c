@@ -35,6 +35,16 @@ static void close_pair(int fds[2])
 static void child_exec(const struct child *c, int out_fd, int err_fd, int exec_fd)
 {
 	sigprocmask(SIG_SETMASK, &startup_mask, NULL);
+	if (c->io == CHILD_DETACHED) {
+		/* A session of its own, and the grandchild of gemini-box, whose
+		 * child exits at once: init adopts it, no terminal signals reach it. */
+		if (setsid() < 0)
+			_exit(127);
+		pid_t pid = fork();
+		if (pid != 0)
+			_exit(pid < 0 ? 127 : 0);
+		out_fd = err_fd = open("/dev/null", O_WRONLY);
+	}
 	if (c->io != CHILD_INHERIT) {
 		int devnull = open("/dev/null", O_RDONLY);
 		if (devnull >= 0 && devnull != STDIN_FILENO) {
@@ -42,8 +52,10 @@ static void child_exec(const struct child *c, int out_fd, int err_fd, int exec_f
 			close(devnull);
 		}
 		dup2(c->io == CHILD_SHOW ? STDERR_FILENO : out_fd, STDOUT_FILENO);
-		if (c->io == CHILD_CAPTURE)
+		if (c->io == CHILD_CAPTURE || c->io == CHILD_DETACHED)
 			dup2(err_fd, STDERR_FILENO);
+		if (c->io == CHILD_DETACHED && out_fd > STDERR_FILENO)
+			close(out_fd);
 	}
 	execve(c->argv[0], c->argv, c->env);
 	int e = errno;
@@ -88,6 +100,17 @@ static int start(const struct child *c, int out_fd, int err_fd, pid_t *pid, stru
 int child_start(const struct child *c, pid_t *pid, struct gb_error *err)
 {
 	return start(c, -1, -1, pid, err);
+}
+
+int child_detach(const struct child *c, struct gb_error *err)
+{
+	pid_t pid;
+	if (start(c, -1, -1, &pid, err) < 0)
+		return -1;
+	/* the intermediate child, which exited as soon as it forked */
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return 0;
 }
 
 int child_status(int wstatus)
