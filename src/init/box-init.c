@@ -7,10 +7,17 @@
  * without asking podman, and, with --idle-seconds N, exits when nothing but
  * itself has run in the box for N seconds, so idle boxes cost nothing.
  *
+ * In a box of the "allowlist" network mode it is also the box's way out:
+ * with --relay PORT SOCKET it listens on 127.0.0.1:PORT, the box's only
+ * network, and relays each connection (in a child of its own) to SOCKET,
+ * the host's egress proxy, which decides where it may go.
+ *
  * Built static, so it runs in any image, bind-mounted read-only like podman's
- * own catatonit. Usage: gemini-box-init [--lock FILE] [--idle-seconds N]
+ * own catatonit. Usage:
+ *   gemini-box-init [--lock FILE] [--idle-seconds N] [--relay PORT SOCKET]
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +26,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "relay.h"
 
 /* How often idleness is looked at; stopping a little late is harmless. */
 #define IDLE_POLL_SECONDS 2
@@ -83,10 +97,52 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The box's proxy port: on the box's loopback, its only network. */
+static int relay_listen(long port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((unsigned short)port),
+		                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
+		say("cannot listen on the box's proxy port; the box has no way out");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One connection, in a child: to the host's proxy, then bytes both ways. */
+static void relay_one(int client, const char *socket_path)
+{
+	signal(SIGPIPE, SIG_IGN);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int proxy = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (strlen(socket_path) >= sizeof(sa.sun_path) || proxy < 0) {
+		_exit(1);
+	}
+	strcpy(sa.sun_path, socket_path);
+	if (connect(proxy, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		static const char reply[] =
+		        "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n"
+		        "Connection: close\r\n\r\n"
+		        "gemini-box egress: the host's egress proxy for this box is not running; "
+		        "run gemini-box again to start it\n";
+		ssize_t ignored = write(client, reply, sizeof(reply) - 1);
+		(void)ignored;
+		_exit(1);
+	}
+	_exit(relay_splice(client, proxy, NULL) == 0 ? 0 : 1);
+}
+
 int main(int argc, char *argv[])
 {
 	const char *lock_path = NULL;
 	long idle_seconds = 0;
+	long relay_port = 0;
+	const char *relay_socket = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--lock") == 0 && i + 1 < argc) {
 			lock_path = argv[++i];
@@ -97,8 +153,17 @@ int main(int argc, char *argv[])
 				say("--idle-seconds takes a whole number of seconds");
 				return 2;
 			}
+		} else if (strcmp(argv[i], "--relay") == 0 && i + 2 < argc) {
+			char *end;
+			relay_port = strtol(argv[++i], &end, 10);
+			relay_socket = argv[++i];
+			if (*end || relay_port < 1 || relay_port > 65535) {
+				say("--relay takes a port from 1 to 65535 and a socket path");
+				return 2;
+			}
 		} else {
-			say("usage: gemini-box-init [--lock FILE] [--idle-seconds N]");
+			say("usage: gemini-box-init [--lock FILE] [--idle-seconds N] "
+			    "[--relay PORT SOCKET]");
 			return 2;
 		}
 	}
@@ -129,14 +194,41 @@ int main(int argc, char *argv[])
 			say("cannot hold the liveness lock; gemini-box will ask podman instead");
 	}
 
+	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	int listener = relay_socket ? relay_listen(relay_port) : -1;
+	if (sfd < 0) {
+		say("cannot wait for signals");
+		return 1;
+	}
 	double idle_since = now_seconds();
 	for (;;) {
-		struct timespec wait = { IDLE_POLL_SECONDS, 0 };
-		int sig = sigtimedwait(&set, NULL, idle_seconds > 0 ? &wait : NULL);
-		if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
-			return 0;
-		if (sig == SIGCHLD)
-			reap();
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+			               { .fd = listener, .events = POLLIN } };
+		int n = poll(p, listener >= 0 ? 2 : 1,
+		             idle_seconds > 0 ? IDLE_POLL_SECONDS * 1000 : -1);
+		if (n < 0 && errno != EINTR)
+			return 1;
+		struct signalfd_siginfo si;
+		while (n > 0 && (p[0].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			int sig = (int)si.ssi_signo;
+			if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
+				return 0;
+			if (sig == SIGCHLD)
+				reap();
+		}
+		if (n > 0 && listener >= 0 && (p[1].revents & POLLIN)) {
+			int client = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+			if (client >= 0) {
+				pid_t pid = fork();
+				if (pid == 0) {
+					close(listener);
+					close(sfd);
+					sigprocmask(SIG_UNBLOCK, &set, NULL);
+					relay_one(client, relay_socket);
+				}
+				close(client);
+			}
+		}
 		if (idle_seconds > 0) {
 			if (others_running())
 				idle_since = now_seconds();
