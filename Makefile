@@ -28,10 +28,10 @@ ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(CFLAGS_EXTRA) -Iinclude -I$(BUIL
 	-DGEMINI_BOX_VERSION='"$(VERSION)"' -MMD -MP
 
 BUILD = build
-LIB_SRCS = src/args.c src/boxid.c src/boxinit.c src/build.c src/cmd-build.c src/cmd-manage.c src/cmd-run.c src/cmd-trust.c src/context.c src/doctor.c src/execute.c src/fsutil.c src/load.c src/localimage.c src/query.c src/envsel.c src/error.c src/hash.c \
-	src/inspect.c src/plan.c src/podman.c src/quote.c src/report.c src/protect.c src/runenv.c src/session.c src/settings.c src/settings-output.c src/spawn.c src/strv.c src/trust.c
+LIB_SRCS = src/args.c src/boxid.c src/boxinit.c src/build.c src/cmd-build.c src/cmd-manage.c src/cmd-run.c src/cmd-egress.c src/cmd-trust.c src/context.c src/doctor.c src/egress.c src/egress-proxy.c src/execute.c src/fsutil.c src/load.c src/localimage.c src/query.c src/envsel.c src/error.c src/hash.c \
+	src/inspect.c src/plan.c src/podman.c src/quote.c src/report.c src/protect.c src/relay.c src/runenv.c src/session.c src/settings.c src/settings-output.c src/spawn.c src/strv.c src/trust.c
 LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/init-blob.o
-UNIT_TESTS = args boxid boxinit build doctor envsel error inspect localimage plan podman protect quote report runenv session settings spawn strv trust
+UNIT_TESTS = args boxid boxinit build doctor egress envsel error inspect localimage plan podman protect quote report runenv session settings spawn strv trust
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test_%)
 
 .PHONY: all deps test unit-test integration-test man-check memcheck sanitize bench install uninstall \
@@ -43,9 +43,10 @@ all: $(BUILD)/gemini-box
 # (nor a sanitizer: those cannot link statically). musl makes it 46 KB where
 # glibc makes it 776 KB; it travels inside gemini-box (init-blob.c).
 INIT_CC ?= $(if $(shell command -v musl-gcc 2>/dev/null),musl-gcc,$(CC))
-$(BUILD)/gemini-box-init: src/init/box-init.c
+$(BUILD)/gemini-box-init: src/init/box-init.c src/relay.c include/relay.h
 	@mkdir -p $(@D)
-	$(INIT_CC) -std=gnu11 $(WARNINGS) -Os -s $(CFLAGS_EXTRA) -static -o $@ $<
+	$(INIT_CC) -std=gnu11 $(WARNINGS) -Os -s $(CFLAGS_EXTRA) -static -Iinclude -o $@ \
+		src/init/box-init.c src/relay.c
 
 # The init's bytes as C, linked into gemini-box: one file to install.
 $(BUILD)/init-blob.c: $(BUILD)/gemini-box-init

@@ -20,7 +20,7 @@ _gemini_box()
 	if [[ $cur == --box* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "--box-dir --box-image --box-dry-run --box-status
 			--box-list --box-json --box-stop --box-rm --box-recreate --box-prune --box-yes
-			--box-shell --box-root --box-build --box-config --box-doctor --box-trust --box-help --box-version" -- "$cur")
+			--box-shell --box-root --box-build --box-config --box-doctor --box-trust --box-egress --box-help --box-version" -- "$cur")
 		return
 	fi
 	mapfile -t COMPREPLY < <(compgen -f -- "$cur")

@@ -25,6 +25,7 @@ enum box_command {
 	CMD_BUILD,
 	CMD_DOCTOR,
 	CMD_TRUST,
+	CMD_EGRESS,
 };
 
 struct box_options {

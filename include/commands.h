@@ -18,5 +18,6 @@ int cmd_build(struct context *ctx, struct gb_error *err);
 int cmd_config(struct context *ctx, struct gb_error *err);
 int cmd_trust(struct context *ctx, struct gb_error *err);
 int cmd_doctor(struct context *ctx, struct gb_error *err);
+int cmd_egress(struct context *ctx, struct gb_error *err);
 
 #endif

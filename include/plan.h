@@ -53,6 +53,9 @@ enum step_kind {
 	STEP_STATE,       /* path: the box's state directory and its lock */
 	STEP_INSTALL,     /* path: the init copy, written from gemini-box's own bytes */
 	STEP_WRITE_ENV,   /* path: the run's env file, text its content (mode 0600) */
+	STEP_WRITE_ALLOW, /* path: the egress allow file, text its rules (replaced, mode 0600) */
+	STEP_PROXY,       /* path: the state directory whose egress proxy must run; text:
+	                   * gemini-box's own path */
 	STEP_RECORD,      /* path: the state directory, told the id of the box just created */
 	STEP_REMOVE_FILE, /* path: removed after the session */
 	/* podman, and the programs that make images with it */
@@ -118,6 +121,9 @@ void podman_verb_argv(const char *podman, const struct settings *st, enum step_k
  * shell history); everything else there it sees through an overlay. */
 #define GEMINI_SHARED_N 2
 extern const char *const gemini_shared[GEMINI_SHARED_N];
+
+/* Whether the settings' network is "allowlist" (egress.h). */
+bool network_is_allowlist(const struct settings *st);
 
 /* Whether the settings' runtime is gVisor's runsc. */
 bool runtime_is_runsc(const struct settings *st);

@@ -75,6 +75,7 @@ struct settings {
 	size_t n_env;
 	struct item_list forward_env, ports, podman_args;
 	struct item_list protected_paths; /* project-relative, kept read-only in the box */
+	struct item_list egress;          /* hosts an "allowlist" box reaches besides gemini's */
 	struct strv trusted;              /* project directories the user file trusts */
 };
 

@@ -211,6 +211,7 @@ static const struct {
 	{ "--box-build", OPT_COMMAND, CMD_BUILD },
 	{ "--box-doctor", OPT_COMMAND, CMD_DOCTOR },
 	{ "--box-trust", OPT_COMMAND, CMD_TRUST },
+	{ "--box-egress", OPT_COMMAND, CMD_EGRESS },
 	{ "--box-dry-run", OPT_MODIFIER, CMD_RUN },
 	{ "--box-json", OPT_MODIFIER, CMD_RUN },
 	{ "--box-yes", OPT_MODIFIER, CMD_RUN },

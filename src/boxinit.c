@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "boxinit.h"
+#include "egress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -235,6 +236,15 @@ int state_dir_ensure(const char *dir, struct gb_error *err)
 	else
 		close(fd);
 	free(lock);
+	/* The directory an "allowlist" box sees its proxy's socket in (egress.h):
+	 * there before the box is made, as a mount source must be. */
+	char *egress = xasprintf("%s/" EGRESS_DIR, dir);
+	if (rc == 0 && mkdir(egress, 0700) < 0 && errno != EEXIST)
+		rc = gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot create", egress, strerror(errno));
+	else if (rc == 0 && !private_dir(egress))
+		rc = gb_fail_path(err, EXIT_BOX_INTERNAL, "the box's proxy directory", egress,
+		                  "is not a private directory of yours; remove it");
+	free(egress);
 	return rc;
 }
 
@@ -305,12 +315,24 @@ enum state_answer state_lookup(const char *state, const char *record, char **id)
 
 void state_forget(const char *state)
 {
-	const char *files[] = { BOX_RECORD_FILE, BOX_LOCK_FILE };
+	/* the allowlist mode's too: its proxy, which holds none of them open
+	 * for long, sees the box gone and exits */
+	const char *files[] = { BOX_RECORD_FILE,
+		                BOX_LOCK_FILE,
+		                EGRESS_DIR "/" EGRESS_SOCKET,
+		                EGRESS_ALLOW_FILE,
+		                EGRESS_ALLOW_FILE ".new",
+		                EGRESS_LOG_FILE,
+		                EGRESS_LOG_FILE ".1",
+		                EGRESS_LOCK_FILE };
 	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
 		char *path = xasprintf("%s/%s", state, files[i]);
 		unlink(path);
 		free(path);
 	}
+	char *egress = xasprintf("%s/" EGRESS_DIR, state);
+	rmdir(egress);
+	free(egress);
 	rmdir(state); /* only when nothing else is in it */
 }
 

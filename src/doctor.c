@@ -12,11 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "boxinit.h"
 #include "commands.h"
 #include "fsutil.h"
 #include "load.h"
 #include "podman.h"
 #include "query.h"
+#include "egress-proxy.h"
+#include "egress.h"
 #include "strv.h"
 
 void check_print(FILE *out, enum check_level level, const char *what, const char *fix)
@@ -135,6 +138,32 @@ static void doctor_tun(struct doctor *d, bool needed)
 	                       : "as root: chmod 666 /dev/net/tun (slirp4netns needs it for an "
 	                         "isolated box's network)");
 	free(what);
+}
+
+/* The allowlist mode: what the box may reach, and whether its proxy runs
+ * (it starts with the box's next run, and stops with the box). */
+static void doctor_egress(struct doctor *d, const struct context *ctx)
+{
+	if (!network_is_allowlist(&ctx->settings))
+		return;
+	size_t yours = ctx->settings.egress.n;
+	char *what = xasprintf("network allowlist: gemini's %zu hosts and %zu of yours, through "
+	                       "the host's egress proxy",
+	                       egress_n_defaults, yours);
+	report(d, CHECK_OK, what, NULL);
+	free(what);
+	char *id = NULL;
+	bool box_up = state_lookup(ctx->state, ctx->record, &id) == STATE_RUNNING;
+	free(id);
+	bool proxy_up = ctx->state && egress_proxy_running(ctx->state);
+	if (proxy_up)
+		report(d, CHECK_OK,
+		       "egress proxy running (gemini-box --box-egress: what it refused)", NULL);
+	else if (box_up)
+		report(d, CHECK_FAIL, "the box runs without its egress proxy: it reaches nothing",
+		       "run gemini-box again, which starts it");
+	else
+		report(d, CHECK_OK, "egress proxy not running; it starts with the box", NULL);
 }
 
 /* podman info: cgroups, OCI runtime, storage driver. */
@@ -381,6 +410,8 @@ int cmd_doctor(struct context *ctx, struct gb_error *err)
 	doctor_tun(&d, !settled || strcmp(ctx->settings.network.value, "isolated") == 0);
 	if (have_podman)
 		doctor_podman_info(&d, ctx);
+	if (settled)
+		doctor_egress(&d, ctx);
 
 	enum box_state state = BOX_ABSENT;
 	if (have_podman && settled) {

@@ -4,21 +4,26 @@
 #include "execute.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
 
 #include "boxid.h"
 #include "boxinit.h"
+#include "egress-proxy.h"
+#include "egress.h"
 #include "fsutil.h"
 #include "localimage.h"
 #include "podman.h"
 #include "query.h"
 #include "quote.h"
 #include "session.h"
+#include "spawn.h"
 #include "strv.h"
 
 /* Runs racing to create one box: each lost race costs one more inspect. */
@@ -134,6 +139,54 @@ static int write_private_file(const char *path, const char *text, struct gb_erro
 	return 0;
 }
 
+/* Replaces a private file: a new one beside it, renamed over it. */
+static int replace_private_file(const char *path, const char *text, struct gb_error *err)
+{
+	char *tmp = xasprintf("%s.new", path);
+	unlink(tmp);
+	int rc = write_private_file(tmp, text, err);
+	if (rc == 0 && rename(tmp, path) < 0) {
+		rc = gb_fail_path(err, EXIT_BOX_INTERNAL, "cannot write", path, strerror(errno));
+		unlink(tmp);
+	}
+	free(tmp);
+	return rc;
+}
+
+/* How long a proxy just started may take to listen. */
+#define PROXY_READY_TRIES 400
+#define PROXY_READY_NS    5000000L
+
+/* The box's egress proxy, started unless one serves the box already; ready
+ * (listening) when this returns. */
+static int ensure_proxy(const char *state, const char *self, struct gb_error *err)
+{
+	if (egress_proxy_running(state))
+		return 0;
+	char *sock = xasprintf("%s/" EGRESS_DIR "/" EGRESS_SOCKET, state);
+	unlink(sock); /* a dead proxy's; the new one's shows it is listening */
+	struct strv argv = STRV_INIT;
+	strv_push(&argv, "/proc/self/exe");
+	strv_push(&argv, EGRESS_PROXY_OPTION);
+	strv_push(&argv, state);
+	char *empty[] = { NULL };
+	struct child c = { argv.v, empty, CHILD_DETACHED };
+	int rc = child_detach(&c, err);
+	strv_clear(&argv);
+	struct stat st;
+	for (int i = 0; rc == 0 && i < PROXY_READY_TRIES && lstat(sock, &st) < 0; i++) {
+		struct timespec pause = { 0, PROXY_READY_NS };
+		nanosleep(&pause, NULL);
+	}
+	if (rc == 0 && lstat(sock, &st) < 0)
+		rc = gb_fail(err, EXIT_BOX_INTERNAL,
+		             "the box's egress proxy (%s %s %s) did not start; see "
+		             "gemini-box --box-doctor",
+		             self, EGRESS_PROXY_OPTION, state);
+	free(sock);
+	return rc;
+}
+
 /* Runs one host step (plan.h). */
 int run_host_step(const struct step *st, struct gb_error *err)
 {
@@ -155,6 +208,8 @@ int run_host_step(const struct step *st, struct gb_error *err)
 	}
 	case STEP_INSTALL: return init_install(st->path, err);
 	case STEP_WRITE_ENV: return write_private_file(st->path, st->text, err);
+	case STEP_WRITE_ALLOW: return replace_private_file(st->path, st->text, err);
+	case STEP_PROXY: return ensure_proxy(st->path, st->text, err);
 	case STEP_REMOVE_FILE: unlink(st->path); return 0;
 	default: return gb_fail(err, EXIT_BOX_INTERNAL, "not a host step");
 	}
@@ -399,6 +454,19 @@ void plan_session(const struct context *ctx, const struct box_spec *spec, bool s
                   struct plan *p)
 {
 	char *text = ctx->env.fixed.n ? run_env_file_text(&ctx->env) : NULL;
+	if (network_is_allowlist(&ctx->settings) && ctx->state) {
+		/* The list as the settings say now, read by the proxy at each
+		 * connection; the proxy itself if the box has none running. */
+		char *allow = egress_allow_text(&ctx->settings.egress);
+		char *file = xasprintf("%s/" EGRESS_ALLOW_FILE, ctx->state);
+		plan_add_host(p, STEP_WRITE_ALLOW, file, allow);
+		char self[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		self[n > 0 ? n : 0] = '\0';
+		plan_add_host(p, STEP_PROXY, ctx->state, n > 0 ? self : NULL);
+		free(file);
+		free(allow);
+	}
 	if (text)
 		plan_add_host(p, STEP_WRITE_ENV, ctx->env_file, text);
 	plan_stdio_probe(ctx, p);

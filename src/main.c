@@ -3,10 +3,12 @@
  * (its row in the table) and calls its handler. */
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "args.h"
 #include "commands.h"
 #include "context.h"
+#include "egress-proxy.h"
 #include "error.h"
 #include "settings.h"
 
@@ -83,6 +85,7 @@ static const struct command {
 	{ CMD_LIST, cmd_list, NEEDS_PODMAN },
 	{ CMD_PRUNE, cmd_prune, NEEDS_PODMAN },
 	{ CMD_TRUST, cmd_trust, NEEDS_DIR },
+	{ CMD_EGRESS, cmd_egress, NEEDS_SETTINGS },
 	{ CMD_DOCTOR, cmd_doctor, 0 }, /* finds out for itself, reporting each failure */
 	{ CMD_HELP, cmd_help, 0 },
 	{ CMD_VERSION, cmd_version, 0 },
@@ -110,6 +113,10 @@ int main(int argc, char *argv[])
 
 	/* Inherited as ignored, SIGCHLD would hide every child's end. */
 	signal(SIGCHLD, SIG_DFL);
+	/* gemini-box started as a box's egress proxy by gemini-box itself
+	 * (egress-proxy.h): not a command, so not among the options. */
+	if (argc == 3 && strcmp(argv[1], EGRESS_PROXY_OPTION) == 0)
+		return egress_proxy_main(argv[2]);
 	if (box_options_parse(argc, argv, &o, &err) < 0) {
 		gb_error_print(&err);
 		gb_error_clear(&err);

@@ -5,6 +5,7 @@
 
 #include "boxid.h"
 #include "boxinit.h"
+#include "egress.h"
 #include "fsutil.h"
 #include "quote.h"
 #include "session.h"
@@ -104,8 +105,8 @@ void podman_create_argv(const struct box_spec *s, struct strv *argv)
 	}
 	if (strcmp(st->network.value, "host") == 0)
 		strv_push(argv, "--network=host");
-	else if (strcmp(st->network.value, "none") == 0)
-		strv_push(argv, "--network=none");
+	else if (network_is_allowlist(st) || strcmp(st->network.value, "none") == 0)
+		strv_push(argv, "--network=none"); /* allowlist: only through the init's relay */
 	if (st->runtime.value)
 		strv_pushf(argv, "--runtime=%s", st->runtime.value);
 	/* Published ports listen on the host's loopback only, not on its network. */
@@ -122,6 +123,13 @@ void podman_create_argv(const struct box_spec *s, struct strv *argv)
 	char *lock = xasprintf("%s/" BOX_LOCK_FILE, s->state_dir);
 	push_mount(argv, lock, BOX_LOCK_PATH, true);
 	free(lock);
+	/* and, in allowlist mode, the directory of its proxy's socket, read-only
+	 * (connecting to a socket needs no write access to its file system) */
+	if (network_is_allowlist(st)) {
+		char *egress = xasprintf("%s/" EGRESS_DIR, s->state_dir);
+		push_mount(argv, egress, EGRESS_BOX_DIR, true);
+		free(egress);
+	}
 	push_mount(argv, s->dir, s->dir, false);
 	for (size_t i = 0; s->protect && i < s->protect->n; i++)
 		push_mount(argv, s->protect->v[i].path, s->protect->v[i].path,
@@ -154,6 +162,16 @@ void podman_create_argv(const struct box_spec *s, struct strv *argv)
 	strv_push(argv, BOX_LOCK_PATH);
 	strv_push(argv, "--idle-seconds");
 	strv_pushf(argv, "%ld", settings_idle_seconds(st));
+	if (network_is_allowlist(st)) {
+		strv_push(argv, "--relay");
+		strv_pushf(argv, "%d", EGRESS_BOX_PORT);
+		strv_push(argv, EGRESS_BOX_DIR "/" EGRESS_SOCKET);
+	}
+}
+
+bool network_is_allowlist(const struct settings *st)
+{
+	return st && st->network.value && strcmp(st->network.value, "allowlist") == 0;
 }
 
 void podman_verb_argv(const char *podman, const struct settings *st, enum step_kind kind,
@@ -277,7 +295,7 @@ void plan_add_host(struct plan *p, enum step_kind kind, const char *path, const 
 	case STEP_STATE:
 		strv_push(argv, "sh");
 		strv_push(argv, "-c");
-		strv_push(argv, "umask 077 && mkdir -p \"$1\" && touch \"$1/lock\"");
+		strv_push(argv, "umask 077 && mkdir -p \"$1/egress\" && touch \"$1/lock\"");
 		strv_push(argv, "state");
 		strv_push(argv, path);
 		break;
@@ -300,6 +318,26 @@ void plan_add_host(struct plan *p, enum step_kind kind, const char *path, const 
 		free(lines);
 		break;
 	}
+	case STEP_WRITE_ALLOW: {
+		strv_push(argv, "sh");
+		strv_push(argv, "-c");
+		strv_push(argv, "f=$1; shift; umask 077 && printf '%s\\n' \"$@\" >\"$f.new\" && "
+		                "mv -f \"$f.new\" \"$f\"");
+		strv_push(argv, "egress-allow");
+		strv_push(argv, path);
+		char *lines = xstrdup(text ? text : "");
+		for (char *save = NULL, *l = strtok_r(lines, "\n", &save); l;
+		     l = strtok_r(NULL, "\n", &save))
+			strv_push(argv, l);
+		free(lines);
+		break;
+	}
+	case STEP_PROXY:
+		/* text: gemini-box itself; started only when no proxy serves the box */
+		strv_push(argv, text ? text : "gemini-box");
+		strv_push(argv, "--box-egress-proxy");
+		strv_push(argv, path);
+		break;
 	case STEP_RECORD:
 		/* ":" does nothing: the id is the create's output, known only then */
 		strv_push(argv, ":");

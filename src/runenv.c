@@ -2,7 +2,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "egress.h"
 #include "envsel.h"
 #include "plan.h"
 #include "session.h"
@@ -76,6 +78,24 @@ int run_env_build(const struct run_env_input *in, struct run_env *out, struct gb
 		 * dials 127.0.0.1, which a host-network box shares with the host. */
 		drop_name(&out->names, "REMOTE_CONTAINERS");
 		set_fixed(&out->fixed, "REMOTE_CONTAINERS", "true");
+	}
+	if (network_is_allowlist(s)) {
+		/* The box's only way out: its init's relay to the host's proxy.
+		 * Whatever proxy the caller or a setting names would not be reached. */
+		static const char *const names[] = { "HTTPS_PROXY", "https_proxy", "HTTP_PROXY",
+			                             "http_proxy",  "NO_PROXY",    "no_proxy",
+			                             "ALL_PROXY",   "all_proxy" };
+		char *url = xasprintf("http://127.0.0.1:%d", EGRESS_BOX_PORT);
+		for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+			drop_name(&out->names, names[i]);
+			bool no = strncasecmp(names[i], "NO_", 3) == 0;
+			bool all = strncasecmp(names[i], "ALL_", 4) == 0;
+			set_fixed(&out->fixed, names[i],
+			          no    ? "localhost,127.0.0.1,::1"
+			          : all ? ""
+			                : url);
+		}
+		free(url);
 	}
 	if (in->session)
 		set_fixed(&out->fixed, SESSION_ENV, in->session);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "boxid.h"
+#include "egress.h"
 #include "envsel.h"
 #include "hash.h"
 #include "quote.h"
@@ -113,8 +114,9 @@ static const char *check_abs_path(const char *v)
 
 static const char *check_network(const char *v)
 {
-	if (strcmp(v, "isolated") && strcmp(v, "host") && strcmp(v, "none"))
-		return "must be \"isolated\", \"host\" or \"none\"";
+	if (strcmp(v, "isolated") && strcmp(v, "host") && strcmp(v, "none") &&
+	    strcmp(v, "allowlist"))
+		return "must be \"isolated\", \"host\", \"allowlist\" or \"none\"";
 	return NULL;
 }
 
@@ -227,6 +229,11 @@ const struct key settings_keys[] = {
 	{ "protected_paths", KEY_LIST, AT(protected_paths), .check = check_protected_path,
 	  .readme_place = 14, .digest_place = 9 },
 	{ "trusted_projects", KEY_TRUSTED, AT(trusted), .readme_place = 15 },
+	/* Hosts added to what an "allowlist" box reaches. Read by the box's
+	 * proxy at every connection from the file each run writes: no part of
+	 * the digest. Widening it is what a hostile repository would want. */
+	{ "egress", KEY_LIST, AT(egress), .check = egress_rule_problem, .approval = APPROVE_KEY,
+	  .may_not = "add hosts a box may reach", .readme_place = 17 },
 };
 
 const size_t settings_n_keys = sizeof(settings_keys) / sizeof(*settings_keys);

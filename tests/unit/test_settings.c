@@ -698,7 +698,8 @@ static void test_outputs_unchanged(void **state)
 		"forward_env      = (none)\n"
 		"ports            = (none)\n"
 		"podman_args      = (none)\n"
-		"protected_paths  = (none)\n",
+		"protected_paths  = (none)\n"
+		"egress           = (none)\n",
 		"image            = opt:1  (option --box-image)\n"
 		"gemini_version   = (unset)  (default)\n"
 		"containerfile    = /ROOT/home/proj/Containerfile  (user file /u/config.json)\n"
@@ -721,7 +722,8 @@ static void test_outputs_unchanged(void **state)
 		"protected_paths[0] = .envrc  (user file /u/config.json)\n"
 		"protected_paths[1] = 'a b'  (user file /u/config.json)\n"
 		"trusted_projects[0] = /not/yet  (user file)\n"
-		"trusted_projects[1] = /also/not  (user file)\n",
+		"trusted_projects[1] = /also/not  (user file)\n"
+		"egress           = (none)\n",
 	};
 	static const char *const expected_json[2] = {
 		"{\"image\":{\"value\":\"us-docker.pkg.dev/gemini-code-dev/gemini-cli/"
@@ -736,7 +738,7 @@ static void test_outputs_unchanged(void **state)
 		"\"from\":{\"kind\":\"default\"}},\"ide\":{\"value\":true,"
 		"\"from\":{\"kind\":\"default\"}},\"mounts\":[],\"env\":{},"
 		"\"forward_env\":[],\"ports\":[],\"podman_args\":[],\"protected_paths\":[],"
-		"\"trusted_projects\":[]}",
+		"\"trusted_projects\":[],\"egress\":[]}",
 		"{\"image\":{\"value\":\"opt:1\",\"from\":{\"kind\":\"option\","
 		"\"detail\":\"--box-image\"}},"
 		"\"gemini_version\":{\"value\":null,\"from\":{\"kind\":\"default\"}},"
@@ -772,7 +774,7 @@ static void test_outputs_unchanged(void **state)
 		"\"from\":{\"kind\":\"user file\",\"detail\":\"/u/config.json\"}},"
 		"{\"value\":\"a b\",\"from\":{\"kind\":\"user file\","
 		"\"detail\":\"/u/config.json\"}}],\"trusted_projects\":[\"/not/yet\","
-		"\"/also/not\"]}",
+		"\"/also/not\"],\"egress\":[]}",
 	};
 	static const char *const expected_digest[2] = {
 		"image=a5c98c975111,user=21d6b71f3406,home=3d98dc84e8f6,"
@@ -811,10 +813,10 @@ static void test_outputs_unchanged(void **state)
 	struct gb_error err = GB_ERROR_INIT;
 	assert_int_equal(merge(&s, "{\"colour\": 1}", ORIGIN_USER, false, &err), -1);
 	assert_string_equal(
-	        err.msg,
-	        "/u/config.json: colour: unknown key; known: image, user, home, mounts,"
-	        " env, forward_env, ports, network, runtime, podman_args, containerfile,"
-	        " idle_stop_minutes, ide, protected_paths, trusted_projects, gemini_version");
+	        err.msg, "/u/config.json: colour: unknown key; known: image, user, home, mounts,"
+	                 " env, forward_env, ports, network, runtime, podman_args, containerfile,"
+	                 " idle_stop_minutes, ide, protected_paths, trusted_projects, "
+	                 "gemini_version, egress");
 	gb_error_clear(&err);
 	settings_clear(&s);
 }
