@@ -89,17 +89,23 @@ int egress_parse_request(const char *buf, size_t len, struct egress_request *req
  * Proxy-* fields dropped. */
 char *egress_origin_head(const char *buf, const struct egress_request *req);
 
+/* The verdicts of the log: let through; refused by the list or the address
+ * check; listed, but the server could not be reached. */
+#define EGRESS_ALLOW "allow"
+#define EGRESS_DENY  "deny"
+#define EGRESS_ERROR "error"
+
 /* One line of the log: time, verdict, method, host:port, address, bytes
  * up and down, reason; tab-separated, with a newline. */
-char *egress_log_line(long long unix_time, bool allowed, const char *method, const char *host,
-                      unsigned port, const char *address, unsigned long long up,
+char *egress_log_line(long long unix_time, const char *verdict, const char *method,
+                      const char *host, unsigned port, const char *address, unsigned long long up,
                       unsigned long long down, const char *reason);
 
-/* A denial read back from the log. */
+/* A connection that did not go through, read back from the log. */
 struct egress_denial {
-	char *time, *method, *target, *reason;
+	char *time, *verdict, *method, *target, *reason;
 };
-/* Whether line is a well-formed denial; fills *d (malloc'd strings). */
+/* Whether line is a well-formed "deny" or "error" line; fills *d (malloc'd). */
 bool egress_log_denial(const char *line, struct egress_denial *d);
 void egress_denial_clear(struct egress_denial *d);
 

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
-/* --box-egress: what this directory's "allowlist" box was refused lately,
+/* --box-egress: what this directory's "allowlist" box was refused lately
+ * (and what was listed but could not be reached),
  * read from the log its proxy keeps in the box's state directory (which the
  * box cannot see, so the agent cannot edit it). */
 #include "commands.h"
@@ -66,17 +67,19 @@ int cmd_egress(struct context *ctx, struct gb_error *err)
 	fclose(f);
 	size_t shown = seen < DENIALS_SHOWN ? seen : DENIALS_SHOWN;
 	if (shown == 0)
-		printf("no connection refused for box %s (log: %s)\n", ctx->name, path);
+		printf("no connection refused or failed for box %s (log: %s)\n", ctx->name, path);
 	for (size_t i = seen - shown; i < seen; i++) {
 		struct egress_denial *d = &ring[i % DENIALS_SHOWN];
 		/* the log holds what the box asked for: escape anything odd */
 		char *target = shell_quote(d->target);
-		printf("%s  %-7s  %s  %s\n", d->time, d->method, target, d->reason);
+		printf("%s  %-5s  %-7s  %s  %s\n", d->time, d->verdict, d->method, target,
+		       d->reason);
 		free(target);
 		egress_denial_clear(d);
 	}
 	if (shown > 0)
-		printf("%zu refused in all (log: %s); to allow a host, add it to \"egress\" in "
+		printf("%zu refused or failed in all (log: %s); to allow a host, add it to "
+		       "\"egress\" in "
 		       "~/.config/gemini-box/config.json\n",
 		       seen, path);
 	free(path);

@@ -91,17 +91,18 @@ struct conn {
 
 /* One line per decision, written with one write(2) to an O_APPEND file, so
  * lines of concurrent connections never mix. */
-static void log_decision(const struct conn *c, bool allowed, unsigned long long up,
+static void log_decision(const struct conn *c, const char *verdict, unsigned long long up,
                          unsigned long long down, const char *reason)
 {
-	char *line = egress_log_line((long long)time(NULL), allowed, c->req.method,
+	char *line = egress_log_line((long long)time(NULL), verdict, c->req.method,
 	                             *c->req.host ? c->req.host : "-", c->req.port, c->address, up,
 	                             down, reason);
 	write_all(c->log_fd, line, strlen(line));
 	free(line);
 }
 
-static int deny(const struct conn *c, int code, const char *status, const char *reason)
+static int deny(const struct conn *c, const char *verdict, int code, const char *status,
+                const char *reason)
 {
 	char *body = xasprintf("gemini-box egress: %s\n", reason);
 	char *reply = xasprintf("HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
@@ -110,7 +111,7 @@ static int deny(const struct conn *c, int code, const char *status, const char *
 	write_all(c->client, reply, strlen(reply));
 	free(reply);
 	free(body);
-	log_decision(c, false, 0, 0, reason);
+	log_decision(c, verdict, 0, 0, reason);
 	return 1;
 }
 
@@ -196,7 +197,7 @@ static void handle(struct conn *c)
 	int rc = read_head(c, buf, sizeof(buf), &len, &why);
 	if (rc < 0) {
 		if (len > 0)
-			deny(c, 400, "Bad Request", why);
+			deny(c, EGRESS_DENY, 400, "Bad Request", why);
 		return;
 	}
 	char *allow_path = xasprintf("%s/" EGRESS_ALLOW_FILE, c->state);
@@ -207,7 +208,7 @@ static void handle(struct conn *c)
 	free(allow);
 	const struct egress_rule *rule = egress_match(&rules, c->req.host, c->req.port);
 	if (!rule) {
-		deny(c, 403, "Forbidden", "not in this box's egress list");
+		deny(c, EGRESS_DENY, 403, "Forbidden", "not in this box's egress list");
 		egress_rules_clear(&rules);
 		return;
 	}
@@ -216,8 +217,8 @@ static void handle(struct conn *c)
 	egress_rules_clear(&rules);
 	if (c->server < 0) {
 		bool internal = refused && strstr(refused, "internal address");
-		deny(c, internal ? 403 : 502, internal ? "Forbidden" : "Bad Gateway",
-		     refused ? refused : "no address");
+		deny(c, internal ? EGRESS_DENY : EGRESS_ERROR, internal ? 403 : 502,
+		     internal ? "Forbidden" : "Bad Gateway", refused ? refused : "no address");
 		free(refused);
 		return;
 	}
@@ -239,7 +240,7 @@ static void handle(struct conn *c)
 	}
 	struct relay_counts counts = { 0, 0 };
 	relay_splice(c->client, c->server, &counts);
-	log_decision(c, true, up + counts.a_to_b, counts.b_to_a, "listed");
+	log_decision(c, EGRESS_ALLOW, up + counts.a_to_b, counts.b_to_a, "listed");
 }
 
 static int listen_socket(const char *state)

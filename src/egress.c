@@ -376,8 +376,8 @@ char *egress_origin_head(const char *buf, const struct egress_request *req)
 	return head;
 }
 
-char *egress_log_line(long long unix_time, bool allowed, const char *method, const char *host,
-                      unsigned port, const char *address, unsigned long long up,
+char *egress_log_line(long long unix_time, const char *verdict, const char *method,
+                      const char *host, unsigned port, const char *address, unsigned long long up,
                       unsigned long long down, const char *reason)
 {
 	time_t t = (time_t)unix_time;
@@ -386,10 +386,9 @@ char *egress_log_line(long long unix_time, bool allowed, const char *method, con
 	if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
 		snprintf(when, sizeof(when), "%lld", unix_time);
 	bool v6 = strchr(host, ':') != NULL;
-	return xasprintf("%s\t%s\t%s\t%s%s%s:%u\t%s\t%llu\t%llu\t%s\n", when,
-	                 allowed ? "allow" : "deny", *method ? method : "-", v6 ? "[" : "", host,
-	                 v6 ? "]" : "", port, address && *address ? address : "-", up, down,
-	                 reason);
+	return xasprintf("%s\t%s\t%s\t%s%s%s:%u\t%s\t%llu\t%llu\t%s\n", when, verdict,
+	                 *method ? method : "-", v6 ? "[" : "", host, v6 ? "]" : "", port,
+	                 address && *address ? address : "-", up, down, reason);
 }
 
 bool egress_log_denial(const char *line, struct egress_denial *d)
@@ -404,9 +403,11 @@ bool egress_log_denial(const char *line, struct egress_denial *d)
 		strv_push(&f, p);
 	}
 	strv_push(&f, p);
-	bool ok = f.n == 8 && strcmp(f.v[1], "deny") == 0;
+	bool ok =
+	        f.n == 8 && (strcmp(f.v[1], EGRESS_DENY) == 0 || strcmp(f.v[1], EGRESS_ERROR) == 0);
 	if (ok) {
 		d->time = xstrdup(f.v[0]);
+		d->verdict = xstrdup(f.v[1]);
 		d->method = xstrdup(f.v[2]);
 		d->target = xstrdup(f.v[3]);
 		d->reason = xstrdup(f.v[7]);
@@ -419,6 +420,7 @@ bool egress_log_denial(const char *line, struct egress_denial *d)
 void egress_denial_clear(struct egress_denial *d)
 {
 	free(d->time);
+	free(d->verdict);
 	free(d->method);
 	free(d->target);
 	free(d->reason);

@@ -247,19 +247,26 @@ static void test_requests(void **state)
 static void test_log_lines(void **state)
 {
 	(void)state;
-	char *line = egress_log_line(0, false, "CONNECT", "evil.example", 443, NULL, 0, 0,
+	char *line = egress_log_line(0, EGRESS_DENY, "CONNECT", "evil.example", 443, NULL, 0, 0,
 	                             "not in this box's egress list");
 	assert_string_equal(line, "1970-01-01T00:00:00Z\tdeny\tCONNECT\tevil.example:443\t-\t0\t0\t"
 	                          "not in this box's egress list\n");
 	struct egress_denial d;
 	assert_true(egress_log_denial(line, &d));
 	assert_string_equal(d.time, "1970-01-01T00:00:00Z");
+	assert_string_equal(d.verdict, "deny");
 	assert_string_equal(d.method, "CONNECT");
 	assert_string_equal(d.target, "evil.example:443");
 	assert_string_equal(d.reason, "not in this box's egress list");
 	egress_denial_clear(&d);
 	free(line);
-	line = egress_log_line(86400, true, "GET", "::1", 80, "::1", 10, 20, "listed");
+	line = egress_log_line(60, EGRESS_ERROR, "CONNECT", "x.example", 443, NULL, 0, 0,
+	                       "cannot resolve x.example");
+	assert_true(egress_log_denial(line, &d)); /* listed, but not reached */
+	assert_string_equal(d.verdict, "error");
+	egress_denial_clear(&d);
+	free(line);
+	line = egress_log_line(86400, EGRESS_ALLOW, "GET", "::1", 80, "::1", 10, 20, "listed");
 	assert_string_equal(line,
 	                    "1970-01-02T00:00:00Z\tallow\tGET\t[::1]:80\t::1\t10\t20\tlisted\n");
 	assert_false(egress_log_denial(line, &d)); /* an allowed one is no denial */
