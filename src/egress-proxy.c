@@ -307,7 +307,9 @@ int egress_proxy_main(const char *state)
 	struct stat mine;
 	char *sock = xasprintf("%s/" EGRESS_DIR "/" EGRESS_SOCKET, state);
 	int free_checks = 0, checks = 0;
-	bool seen_running = false;
+	/* Started after its box came up: it runs now (a box stopped within the
+	 * first second must not keep its proxy for the STARTUP_CHECKS). */
+	bool seen_running = box_running(state);
 	if (stat(sock, &mine) < 0)
 		return 1;
 	for (;;) {

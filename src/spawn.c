@@ -43,6 +43,12 @@ static void child_exec(const struct child *c, int out_fd, int err_fd, int exec_f
 		pid_t pid = fork();
 		if (pid != 0)
 			_exit(pid < 0 ? 127 : 0);
+		/* Nothing of the caller's stays open in it but the pipe that
+		 * reports a failed exec (close-on-exec): a test runner's output
+		 * file held by a daemon would never see its end. */
+		if (exec_fd > 3)
+			close_range(3, (unsigned)exec_fd - 1, 0);
+		close_range((unsigned)exec_fd + 1, ~0U, 0);
 		out_fd = err_fd = open("/dev/null", O_WRONLY);
 	}
 	if (c->io != CHILD_INHERIT) {
