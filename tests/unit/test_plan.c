@@ -267,6 +267,43 @@ static void test_create_argv_from_settings(void **state)
 	settings_clear(&st);
 }
 
+/* An allowlist box: no network but loopback, the proxy's socket directory
+ * read-only and nothing else of the state directory, the init relaying. */
+static void test_create_argv_allowlist(void **state)
+{
+	(void)state;
+	struct settings st;
+	settings_init(&st);
+	free(st.network.value);
+	st.network.value = xstrdup("allowlist");
+	struct box_spec s = spec();
+	s.settings = &st;
+	struct strv a = STRV_INIT;
+	podman_create_argv(&s, &a);
+	assert_has(&a, "--network=none");
+	assert_has(&a, "type=bind,\"source=/run/user/1000/gemini-box/gemini-box-proj-0123456789ab/"
+	               "egress\",\"destination=/run/gemini-box/egress\",readonly=true");
+	/* the init's own arguments, after the image */
+	ssize_t image = index_of(&a, "localhost/img:1");
+	assert_true(image > 0);
+	ssize_t relay = index_of(&a, "--relay");
+	assert_true(relay > image);
+	assert_string_equal(a.v[relay + 1], "3128");
+	assert_string_equal(a.v[relay + 2], "/run/gemini-box/egress/proxy.sock");
+	for (size_t i = 0; i < a.n; i++)
+		assert_null(strstr(a.v[i], "egress.log"));
+	strv_clear(&a);
+	/* other modes: neither the directory nor the relay */
+	free(st.network.value);
+	st.network.value = xstrdup("isolated");
+	podman_create_argv(&s, &a);
+	assert_int_equal(index_of(&a, "--relay"), -1);
+	for (size_t i = 0; i < a.n; i++)
+		assert_null(strstr(a.v[i], "/run/gemini-box/egress"));
+	strv_clear(&a);
+	settings_clear(&st);
+}
+
 static void test_runsc_box(void **state)
 {
 	(void)state;
@@ -487,6 +524,8 @@ static void test_host_steps_print(void **state)
 	plan_add_host(&p, STEP_WRITE_ENV, "/s/env-1", "A=1\nB=two words\n");
 	plan_add_host(&p, STEP_REMOVE_FILE, "/s/env-1", NULL);
 	plan_add_host(&p, STEP_MKDIR, "/h/.gemini/tmp", NULL);
+	plan_add_host(&p, STEP_WRITE_ALLOW, "/s/egress.allow", "a.example:443\n*.b.example\n");
+	plan_add_host(&p, STEP_PROXY, "/s", "/usr/bin/gemini-box");
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -496,7 +535,11 @@ static void test_host_steps_print(void **state)
 	        buf, "sh -c 'f=$1; shift; umask 077 && printf '\\''%s\\n'\\'' \"$@\" >\"$f\"' "
 	             "env-file /s/env-1 A=1 'B=two words'\n"
 	             "rm -f /s/env-1\n"
-	             "mkdir -p -m 0700 /h/.gemini/tmp\n");
+	             "mkdir -p -m 0700 /h/.gemini/tmp\n"
+	             "sh -c 'f=$1; shift; umask 077 && printf '\\''%s\\n'\\'' \"$@\" >\"$f.new\" "
+	             "&& mv -f "
+	             "\"$f.new\" \"$f\"' egress-allow /s/egress.allow a.example:443 '*.b.example'\n"
+	             "/usr/bin/gemini-box --box-egress-proxy /s\n");
 	free(buf);
 	plan_clear(&p);
 }
@@ -509,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_create_argv_as_root),
 		cmocka_unit_test(test_create_argv_other_user),
 		cmocka_unit_test(test_create_argv_from_settings),
+		cmocka_unit_test(test_create_argv_allowlist),
 		cmocka_unit_test(test_runsc_box),
 		cmocka_unit_test(test_ide_dir_mount),
 		cmocka_unit_test(test_shell_and_build_argv),

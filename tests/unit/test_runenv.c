@@ -64,6 +64,43 @@ static void test_settings_values_go_to_the_env_file(void **state)
 	settings_clear(&s);
 }
 
+/* An allowlist box's clients go to its relay, whatever proxy the caller
+ * or a setting names (neither would be reached). */
+static void test_allowlist_points_clients_at_the_relay(void **state)
+{
+	(void)state;
+	struct settings s;
+	settings_init(&s);
+	free(s.network.value);
+	s.network.value = xstrdup("allowlist");
+	add_env(&s, "HTTPS_PROXY", "http://evil.example:8080");
+	struct list_item fwd[] = { { (char *)"HTTP_PROXY", { ORIGIN_USER, "f" } } };
+	s.forward_env = (struct item_list){ fwd, 1 };
+	char *envp[] = { "HTTP_PROXY=http://corp:3128", "no_proxy=*", NULL };
+	struct run_env_input in = { &s, envp, false, NULL };
+	struct run_env e = RUN_ENV_INIT;
+	struct gb_error err = GB_ERROR_INIT;
+	assert_int_equal(run_env_build(&in, &e, &err), 0);
+	assert_false(has(&e.names, "HTTP_PROXY"));
+	assert_true(has(&e.fixed, "HTTPS_PROXY=http://127.0.0.1:3128"));
+	assert_true(has(&e.fixed, "https_proxy=http://127.0.0.1:3128"));
+	assert_true(has(&e.fixed, "HTTP_PROXY=http://127.0.0.1:3128"));
+	assert_true(has(&e.fixed, "http_proxy=http://127.0.0.1:3128"));
+	assert_true(has(&e.fixed, "NO_PROXY=localhost,127.0.0.1,::1"));
+	assert_true(has(&e.fixed, "no_proxy=localhost,127.0.0.1,::1"));
+	assert_false(has(&e.fixed, "HTTPS_PROXY=http://evil.example:8080"));
+	run_env_clear(&e);
+	/* in other modes no proxy variable is made up */
+	free(s.network.value);
+	s.network.value = xstrdup("isolated");
+	assert_int_equal(run_env_build(&in, &e, &err), 0);
+	assert_false(has(&e.fixed, "HTTP_PROXY=http://127.0.0.1:3128"));
+	assert_true(has(&e.names, "HTTP_PROXY"));
+	run_env_clear(&e);
+	s.forward_env = (struct item_list){ NULL, 0 };
+	settings_clear(&s);
+}
+
 /* The IDE token goes only where the companion can be reached. */
 static void test_ide_variables_only_where_reachable(void **state)
 {
@@ -113,6 +150,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_settings_values_go_to_the_env_file),
+		cmocka_unit_test(test_allowlist_points_clients_at_the_relay),
 		cmocka_unit_test(test_ide_variables_only_where_reachable),
 		cmocka_unit_test(test_invalid_utf8_is_refused),
 	};

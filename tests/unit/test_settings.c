@@ -274,7 +274,18 @@ static void test_errors(void **state)
 		{ "", ORIGIN_USER, ":1:1: not valid JSON" },
 		{ "{\n\n   x", ORIGIN_USER, ":3:5: not valid JSON" },
 		{ "{\"a\" 1}", ORIGIN_USER, ":1:6: not valid JSON" },
+		{ "{\"network\": \"allow\"}", ORIGIN_USER,
+		  "network: must be \"isolated\", \"host\", \"allowlist\" or \"none\"" },
+		{ "{\"egress\": [\"http://x.example\"]}", ORIGIN_USER,
+		  "egress[0]: must be a host name, \"*.domain\" or an IP address" },
+		{ "{\"egress\": [\"ok.example\", \"*\"]}", ORIGIN_USER,
+		  "egress[1]: must be a host" },
+		{ "{\"egress\": \"x.example\"}", ORIGIN_USER, "egress: must be an array" },
+		{ "{\"egress\": [\"x.example:0\"]}", ORIGIN_USER, "egress[0]: must be a host" },
 		/* what a cloned repository may not do */
+		{ "{\"egress\": [\"evil.example\"]}", ORIGIN_PROJECT,
+		  "egress: a project file may not add hosts a box may reach without your "
+		  "approval" },
 		{ "{\"podman_args\": [\"--privileged\"]}", ORIGIN_PROJECT,
 		  "podman_args: a project file may not add podman arguments" },
 		{ "{\"runtime\": \"/tmp/evil\"}", ORIGIN_PROJECT,
@@ -352,6 +363,20 @@ static void test_project_may(void **state)
 	char *cf = xasprintf("%s/Containerfile", project);
 	assert_string_equal(s.containerfile.value, cf);
 	free(cf);
+	settings_clear(&s);
+	/* narrowing the network needs no approval; its hosts, once approved,
+	 * add to the user's */
+	settings_init(&s);
+	assert_int_equal(merge(&s, "{\"egress\": [\"mine.example\"]}", ORIGIN_USER, false, &err),
+	                 0);
+	assert_int_equal(merge(&s, "{\"network\": \"allowlist\"}", ORIGIN_PROJECT, false, &err), 0);
+	assert_string_equal(s.network.value, "allowlist");
+	assert_int_equal(
+	        merge(&s, "{\"egress\": [\"*.theirs.example:443\"]}", ORIGIN_PROJECT, true, &err),
+	        0);
+	assert_int_equal(s.egress.n, 2);
+	assert_string_equal(s.egress.v[0].value, "mine.example");
+	assert_string_equal(s.egress.v[1].value, "*.theirs.example:443");
 	settings_clear(&s);
 }
 
