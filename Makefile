@@ -31,7 +31,7 @@ BUILD = build
 LIB_SRCS = src/args.c src/boxid.c src/boxinit.c src/build.c src/cmd-build.c src/cmd-manage.c src/cmd-run.c src/cmd-egress.c src/cmd-trust.c src/context.c src/doctor.c src/egress.c src/egress-proxy.c src/execute.c src/fsutil.c src/load.c src/localimage.c src/query.c src/envsel.c src/error.c src/hash.c \
 	src/inspect.c src/plan.c src/podman.c src/quote.c src/report.c src/protect.c src/relay.c src/runenv.c src/session.c src/settings.c src/settings-output.c src/spawn.c src/strv.c src/trust.c
 LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/init-blob.o
-UNIT_TESTS = args boxid boxinit build doctor egress envsel error inspect localimage plan podman protect quote report runenv session settings spawn strv trust
+UNIT_TESTS = args boxid boxinit build doctor egress envsel error inspect localimage plan podman protect quote relay report runenv session settings spawn strv trust
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test_%)
 
 .PHONY: all deps test unit-test integration-test man-check memcheck sanitize bench install uninstall \
@@ -43,10 +43,9 @@ all: $(BUILD)/gemini-box
 # (nor a sanitizer: those cannot link statically). musl makes it 46 KB where
 # glibc makes it 776 KB; it travels inside gemini-box (init-blob.c).
 INIT_CC ?= $(if $(shell command -v musl-gcc 2>/dev/null),musl-gcc,$(CC))
-$(BUILD)/gemini-box-init: src/init/box-init.c src/relay.c include/relay.h
+$(BUILD)/gemini-box-init: src/init/box-init.c
 	@mkdir -p $(@D)
-	$(INIT_CC) -std=gnu11 $(WARNINGS) -Os -s $(CFLAGS_EXTRA) -static -Iinclude -o $@ \
-		src/init/box-init.c src/relay.c
+	$(INIT_CC) -std=gnu11 $(WARNINGS) -Os -s $(CFLAGS_EXTRA) -static -o $@ $<
 
 # The init's bytes as C, linked into gemini-box: one file to install.
 $(BUILD)/init-blob.c: $(BUILD)/gemini-box-init
@@ -168,7 +167,7 @@ lint:
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_BUILD = build-fuzz
-FUZZ_TARGETS = args settings
+FUZZ_TARGETS = args settings egress
 FUZZ_OBJS = $(patsubst src/%.c,$(FUZZ_BUILD)/obj/%.o,$(filter-out src/main.c,$(wildcard src/*.c))) \
 	$(FUZZ_BUILD)/obj/init-blob.o
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all $(WARNINGS) \

@@ -1,8 +1,7 @@
 /* relay: moves bytes both ways between two connected sockets until both
  * directions end, through pipes with splice(2), so the bytes never pass
- * through user space. Used by the box's init (the box's loopback proxy port
- * to the host's proxy socket) and by the host's egress proxy (the box's
- * connection to the allowed server). Built into both, so it needs libc only. */
+ * through user space: the host's egress proxy relays a box's connection
+ * (handed over by the box's init) and the allowed server's this way. */
 #ifndef GEMINI_BOX_RELAY_H
 #define GEMINI_BOX_RELAY_H
 
@@ -10,9 +9,12 @@ struct relay_counts {
 	unsigned long long a_to_b, b_to_a;
 };
 
-/* Relays between a and b until each side has ended its direction (EOF read,
- * then shutdown(SHUT_WR) passed on) or one fails. Returns 0 when both ended
- * cleanly, -1 with errno on a failure; the counts hold what moved either way. */
-int relay_splice(int a, int b, struct relay_counts *counts);
+/* Relays between a and b (blocking sockets), one thread a direction, until
+ * each side has ended its direction (EOF read, then shutdown(SHUT_WR) passed
+ * on), one fails, or, when idle_seconds > 0, nothing moved either way for
+ * that long (ETIMEDOUT): a connection no one uses does not hold a process
+ * for ever. Returns 0 when both ended cleanly, -1 with errno otherwise; the
+ * counts hold what moved either way. */
+int relay_splice(int a, int b, long idle_seconds, struct relay_counts *counts);
 
 #endif

@@ -70,11 +70,18 @@ int cmd_egress(struct context *ctx, struct gb_error *err)
 		printf("no connection refused or failed for box %s (log: %s)\n", ctx->name, path);
 	for (size_t i = seen - shown; i < seen; i++) {
 		struct egress_denial *d = &ring[i % DENIALS_SHOWN];
-		/* the log holds what the box asked for: escape anything odd */
-		char *target = shell_quote(d->target);
-		printf("%s  %-5s  %-7s  %s  %s\n", d->time, d->verdict, d->method, target,
-		       d->reason);
-		free(target);
+		/* the log holds what a box asked for: nothing in it may drive the
+		 * terminal, whatever the proxy let into it */
+		const char *fields[] = { d->time, d->verdict, d->method, d->target, d->reason };
+		const int widths[] = { 0, 5, 7, 0, 0 };
+		for (size_t k = 0; k < 5; k++) {
+			if (k)
+				fputs("  ", stdout);
+			print_untrusted(stdout, fields[k]);
+			for (int pad = (int)strlen(fields[k]); pad < widths[k]; pad++)
+				putchar(' ');
+		}
+		putchar('\n');
 		egress_denial_clear(d);
 	}
 	if (shown > 0)

@@ -20,40 +20,6 @@
 
 /* ---- --box-trust ---- */
 
-/* Writes text that came with a repository so that it cannot drive the
- * terminal: control characters (escape sequences above all), C1 controls
- * and bytes that are not UTF-8 are shown as \xNN; newlines and tabs stay. */
-static void print_untrusted(FILE *out, const char *text)
-{
-	const unsigned char *c = (const unsigned char *)text;
-	while (*c) {
-		size_t len = *c < 0x80                 ? 1
-		             : *c >= 0xc2 && *c < 0xe0 ? 2
-		             : *c >= 0xe0 && *c < 0xf0 ? 3
-		             : *c >= 0xf0 && *c < 0xf5 ? 4
-		                                       : 0;
-		bool ok = len > 0;
-		for (size_t k = 1; ok && k < len; k++)
-			ok = (c[k] & 0xc0) == 0x80;
-		if (ok && len == 1 && ((*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f))
-			ok = false;
-		if (ok && len == 2 && *c == 0xc2 && c[1] < 0xa0)
-			ok = false; /* C1 controls, U+0080 to U+009F */
-		if (ok && len > 1) {
-			char one[5] = { 0 };
-			memcpy(one, c, len);
-			ok = utf8_valid(one);
-		}
-		if (!ok) {
-			fprintf(out, "\\x%02x", *c);
-			c++;
-			continue;
-		}
-		fwrite(c, 1, len, out);
-		c += len;
-	}
-}
-
 static void show_file(FILE *out, const char *title, const char *path, const char *text)
 {
 	char *q = shell_quote(path);

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,8 +32,16 @@
 #define CONNECT_SECONDS 15
 /* The allow file is small; a larger one is not ours. */
 #define ALLOW_MAX (1 << 20)
-/* The log is started again (the old one kept as .1) past this size. */
+/* The log is started again (the old one kept as .1) past this size, so a
+ * box that floods its proxy fills no disk. */
 #define LOG_MAX (8 << 20)
+/* Connections one box may have open at once: each is a process on the
+ * host, and the box's own limits do not count them. */
+#define MAX_CONNECTIONS 128
+/* How long a refused connection's handed-over socket is waited for. */
+#define BUSY_WAIT_MS 100
+/* A connection that moves nothing either way for this long is closed. */
+#define IDLE_SECONDS 600
 /* Once the box's lock is free this many checks in a row (a second apart),
  * the box has stopped; a proxy started just before its box waits this long
  * for the init to take the lock. */
@@ -81,23 +91,42 @@ static void write_all(int fd, const char *s, size_t n)
 	}
 }
 
+/* Appends one line (one write(2), O_APPEND: lines of concurrent connections
+ * never mix), first starting the log again when it is full. */
+static void append_log(const char *state, const char *line)
+{
+	int fd = open_private(state, EGRESS_LOG_FILE, O_WRONLY | O_APPEND | O_CREAT);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > LOG_MAX) {
+		char *path = xasprintf("%s/" EGRESS_LOG_FILE, state);
+		char *old = xasprintf("%s.1", path);
+		rename(path, old);
+		free(old);
+		free(path);
+		close(fd);
+		fd = open_private(state, EGRESS_LOG_FILE, O_WRONLY | O_APPEND | O_CREAT);
+	}
+	if (fd >= 0) {
+		write_all(fd, line, strlen(line));
+		close(fd);
+	}
+}
+
 struct conn {
-	int log_fd;
 	const char *state;
 	int client, server;
 	struct egress_request req;
 	char address[INET6_ADDRSTRLEN];
 };
 
-/* One line per decision, written with one write(2) to an O_APPEND file, so
- * lines of concurrent connections never mix. */
+/* One line per decision. */
 static void log_decision(const struct conn *c, const char *verdict, unsigned long long up,
                          unsigned long long down, const char *reason)
 {
 	char *line = egress_log_line((long long)time(NULL), verdict, c->req.method,
 	                             *c->req.host ? c->req.host : "-", c->req.port, c->address, up,
 	                             down, reason);
-	write_all(c->log_fd, line, strlen(line));
+	append_log(c->state, line);
 	free(line);
 }
 
@@ -118,6 +147,31 @@ static int deny(const struct conn *c, const char *verdict, int code, const char 
 static void on_alarm(int sig)
 {
 	(void)sig;
+}
+
+/* Whether an address is one of this host's own (its public address
+ * included, where the host has one): the host's services listen there too. */
+static bool host_address(const struct sockaddr *sa)
+{
+	struct ifaddrs *list;
+	if (getifaddrs(&list) < 0)
+		return true; /* cannot tell: refuse */
+	bool found = false;
+	for (struct ifaddrs *i = list; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != sa->sa_family)
+			continue;
+		if (sa->sa_family == AF_INET)
+			found = memcmp(&((const struct sockaddr_in *)(const void *)sa)->sin_addr,
+			               &((const struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr,
+			               sizeof(struct in_addr)) == 0;
+		else if (sa->sa_family == AF_INET6)
+			found = memcmp(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+			               &((const struct sockaddr_in6 *)(void *)i->ifa_addr)
+			                        ->sin6_addr,
+			               sizeof(struct in6_addr)) == 0;
+	}
+	freeifaddrs(list);
+	return found;
 }
 
 /* Connects to the first address of host that the rule allows; *why says
@@ -142,7 +196,8 @@ static int connect_upstream(struct conn *c, const struct egress_rule *rule, char
 		/* Only a rule naming the address itself reaches the host's own
 		 * services or a private network: a name that resolves there (DNS
 		 * rebinding, a "localhost" entry) does not. */
-		if (!rule->address && egress_address_internal(ai->ai_addr)) {
+		if (!rule->address &&
+		    (egress_address_internal(ai->ai_addr) || host_address(ai->ai_addr))) {
 			free(*why);
 			*why = xasprintf("%s resolves to %s, an internal address; list the "
 			                 "address itself to allow it",
@@ -166,12 +221,56 @@ static int connect_upstream(struct conn *c, const struct egress_rule *rule, char
 	return fd;
 }
 
-/* Reads the request head; returns its length read so far in *len. */
+/* The box's init hands each connection over as a file descriptor, with a
+ * one-byte marker: from then on the proxy moves its bytes itself, one splice
+ * hop from the box's socket to the server's. A client that connects to the
+ * socket itself (anything in the box may) is served as is: its bytes are
+ * the start of its request. Returns the bytes of the request read so far. */
+static ssize_t take_over(struct conn *c, char *buf, size_t cap)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { buf, cap - 1 };
+	struct msghdr msg = { .msg_iov = &iov,
+		              .msg_iovlen = 1,
+		              .msg_control = control.buf,
+		              .msg_controllen = sizeof(control.buf) };
+	alarm(HEAD_SECONDS);
+	ssize_t n = recvmsg(c->client, &msg, MSG_CMSG_CLOEXEC);
+	alarm(0);
+	int handed = -1;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(&msg); h; h = CMSG_NXTHDR(&msg, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t count = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < count; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+			if (handed < 0)
+				handed = fd;
+			else
+				close(fd); /* one connection a message; more is not the init */
+		}
+	}
+	if (handed < 0)
+		return n;
+	struct stat st;
+	if (n != 1 || fstat(handed, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		close(handed);
+		return -1;
+	}
+	close(c->client);
+	c->client = handed;
+	return 0;
+}
+
+/* Reads the request head after the first `*len` bytes of buf. */
 static int read_head(struct conn *c, char *buf, size_t cap, size_t *len, const char **why)
 {
-	*len = 0;
 	alarm(HEAD_SECONDS);
-	int rc = 0;
+	int rc = *len > 0 ? egress_parse_request(buf, *len, &c->req, why) : 0;
 	while (rc == 0) {
 		ssize_t n = read(c->client, buf + *len, cap - 1 - *len);
 		if (n <= 0) {
@@ -192,7 +291,11 @@ static int read_head(struct conn *c, char *buf, size_t cap, size_t *len, const c
 static void handle(struct conn *c)
 {
 	static char buf[16384 + 1];
-	size_t len;
+	ssize_t first = take_over(c, buf, sizeof(buf));
+	if (first < 0)
+		return;
+	size_t len = (size_t)first;
+	buf[len] = '\0';
 	const char *why = NULL;
 	int rc = read_head(c, buf, sizeof(buf), &len, &why);
 	if (rc < 0) {
@@ -239,7 +342,7 @@ static void handle(struct conn *c)
 		up += len - c->req.head_len;
 	}
 	struct relay_counts counts = { 0, 0 };
-	relay_splice(c->client, c->server, &counts);
+	relay_splice(c->client, c->server, IDLE_SECONDS, &counts);
 	log_decision(c, EGRESS_ALLOW, up + counts.a_to_b, counts.b_to_a, "listed");
 }
 
@@ -258,7 +361,8 @@ static int listen_socket(const char *state)
 	unlink(path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	mode_t old = umask(077);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, SOMAXCONN) < 0) {
 		if (fd >= 0)
 			close(fd);
 		fd = -1;
@@ -270,16 +374,45 @@ out:
 	return fd;
 }
 
-static void rotate_log(const char *state)
+/* One box's flood: the connection past the limit is refused at once, by
+ * the proxy itself, on the box's socket when the init handed one over. */
+static void refuse_busy(int conn)
 {
-	char *path = xasprintf("%s/" EGRESS_LOG_FILE, state);
-	struct stat st;
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > LOG_MAX) {
-		char *old = xasprintf("%s.1", path);
-		rename(path, old);
-		free(old);
-	}
-	free(path);
+	static const char busy[] =
+	        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+	        "Connection: close\r\n\r\n"
+	        "gemini-box egress: too many connections at once\n";
+	struct pollfd p = { .fd = conn, .events = POLLIN };
+	char marker;
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { &marker, 1 };
+	struct msghdr msg = { .msg_iov = &iov,
+		              .msg_iovlen = 1,
+		              .msg_control = control.buf,
+		              .msg_controllen = sizeof(control.buf) };
+	int to = conn;
+	if (poll(&p, 1, BUSY_WAIT_MS) == 1 &&
+	    recvmsg(conn, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) == 1)
+		for (struct cmsghdr *h = CMSG_FIRSTHDR(&msg); h; h = CMSG_NXTHDR(&msg, h))
+			for (size_t i = 0;
+			     h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
+			     i < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			     i++) {
+				int fd;
+				memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+				if (to == conn)
+					to = fd;
+				else
+					close(fd);
+			}
+	ssize_t ignored = send(to, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)ignored;
+	if (to != conn)
+		close(to);
+	close(conn);
 }
 
 int egress_proxy_main(const char *state)
@@ -294,45 +427,51 @@ int egress_proxy_main(const char *state)
 	int lock = open_private(state, EGRESS_LOCK_FILE, O_RDWR | O_CREAT);
 	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0)
 		return 0; /* another proxy serves this box */
-	rotate_log(state);
-	int log_fd = open_private(state, EGRESS_LOG_FILE, O_WRONLY | O_APPEND | O_CREAT);
-	int listener = listen_socket(state);
-	if (log_fd < 0 || listener < 0)
+	/* Nothing of the directory gemini-box was started in (the project,
+	 * which the box writes) is kept: no core file lands there. */
+	if (chdir("/") < 0)
 		return 1;
-	/* Children are not waited for; a peer gone mid-write is an error, not death. */
-	signal(SIGCHLD, SIG_IGN);
+	umask(077);
+	int listener = listen_socket(state);
+	if (listener < 0)
+		return 1;
+	/* a peer gone mid-write is an error, not the proxy's death */
 	signal(SIGPIPE, SIG_IGN);
 	struct sigaction sa = { .sa_handler = on_alarm };
 	sigaction(SIGALRM, &sa, NULL);
 	struct stat mine;
 	char *sock = xasprintf("%s/" EGRESS_DIR "/" EGRESS_SOCKET, state);
-	int free_checks = 0, checks = 0;
+	int free_checks = 0, checks = 0, children = 0;
 	/* Started after its box came up: it runs now (a box stopped within the
 	 * first second must not keep its proxy for the STARTUP_CHECKS). */
 	bool seen_running = box_running(state);
 	if (stat(sock, &mine) < 0)
 		return 1;
+	time_t last_check = time(NULL);
 	for (;;) {
+		while (children > 0 && waitpid(-1, NULL, WNOHANG) > 0)
+			children--;
 		struct pollfd p = { .fd = listener, .events = POLLIN };
 		int n = poll(&p, 1, 1000);
-		if (n > 0) {
-			int client = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
-			if (client >= 0) {
-				pid_t pid = fork();
-				if (pid == 0) {
-					close(listener);
-					close(lock);
-					struct conn c = { .log_fd = log_fd,
-						          .state = state,
-						          .client = client,
-						          .server = -1 };
-					handle(&c);
-					_exit(0);
-				}
-				close(client);
+		int client = n > 0 ? accept4(listener, NULL, NULL, SOCK_CLOEXEC) : -1;
+		if (client >= 0 && children >= MAX_CONNECTIONS) {
+			refuse_busy(client);
+		} else if (client >= 0) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				close(listener);
+				close(lock);
+				struct conn c = { .state = state, .client = client, .server = -1 };
+				handle(&c);
+				_exit(0);
 			}
-			continue;
+			if (pid > 0)
+				children++;
+			close(client);
 		}
+		if (time(NULL) - last_check < 1)
+			continue;
+		last_check = time(NULL);
 		checks++;
 		/* The box removed (its files with it) and made again: the proxy of
 		 * the new one is a new process, and this one only in the way. */

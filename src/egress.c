@@ -69,7 +69,8 @@ static bool split_host_port(const char *s, char host[HOST_MAX + 1], unsigned *po
                             bool port_required)
 {
 	const char *end, *rest;
-	if (s[0] == '[') {
+	bool bracketed = s[0] == '[';
+	if (bracketed) {
 		end = strchr(s, ']');
 		if (!end)
 			return false;
@@ -86,7 +87,7 @@ static bool split_host_port(const char *s, char host[HOST_MAX + 1], unsigned *po
 		return false;
 	memcpy(host, s, n);
 	host[n] = '\0';
-	if (s[-1] == '[') {
+	if (bracketed) {
 		unsigned char buf[sizeof(struct in6_addr)];
 		if (inet_pton(AF_INET6, host, buf) != 1)
 			return false;
@@ -261,6 +262,22 @@ bool egress_address_internal(const struct sockaddr *sa)
 		return true; /* unique local */
 	if (b[0] == 0xff)
 		return true; /* multicast */
+	if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0)
+		return true; /* site-local (deprecated) */
+	static const unsigned char discard[8] = { 0x01, 0x00 };
+	if (memcmp(b, discard, 8) == 0)
+		return true; /* 100::/64 */
+	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8)
+		return true; /* documentation */
+	static const unsigned char nat64_local[6] = { 0, 0x64, 0xff, 0x9b, 0, 0x01 };
+	if (memcmp(b, nat64_local, 6) == 0)
+		return true; /* local-use NAT64 (64:ff9b:1::/48) */
+	if (b[0] == 0x20 && b[1] == 0x02) {
+		/* 6to4 (2002:AABB:CCDD::/48) carries the IPv4 address it reaches */
+		uint32_t a =
+		        (uint32_t)b[2] << 24 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 8 | b[5];
+		return v4_internal(a);
+	}
 	/* NAT64 (64:ff9b::/96) reaches IPv4 through a gateway: judge that address */
 	static const unsigned char nat64[12] = { 0, 0x64, 0xff, 0x9b };
 	if (memcmp(b, nat64, 12) == 0) {
@@ -282,7 +299,7 @@ static const char *find_crlf(const char *s, size_t len)
 	return NULL;
 }
 
-int egress_parse_request(const char *buf, size_t len, struct egress_request *req, const char **why)
+static int parse_head(const char *buf, size_t len, struct egress_request *req, const char **why)
 {
 	memset(req, 0, sizeof(*req));
 	const char *end = memmem(buf, len, "\r\n\r\n", 4);
@@ -347,6 +364,16 @@ int egress_parse_request(const char *buf, size_t len, struct egress_request *req
 	return 1;
 }
 
+int egress_parse_request(const char *buf, size_t len, struct egress_request *req, const char **why)
+{
+	int rc = parse_head(buf, len, req, why);
+	/* A refused head's words are the box's, unchecked: none of them may
+	 * reach the log, where a newline or a tab would forge lines. */
+	if (rc < 0)
+		memset(req, 0, sizeof(*req));
+	return rc;
+}
+
 static bool field_is(const char *line, size_t len, const char *name)
 {
 	size_t n = strlen(name);
@@ -366,11 +393,19 @@ char *egress_origin_head(const char *buf, const struct egress_request *req)
 		const char *eol = find_crlf(line, (size_t)(head_end - line) + 2);
 		size_t len = (size_t)(eol - line);
 		if (!field_is(line, len, "Proxy-Connection") &&
-		    !field_is(line, len, "Proxy-Authorization"))
+		    !field_is(line, len, "Proxy-Authorization") && !field_is(line, len, "Host") &&
+		    !field_is(line, len, "Connection"))
 			strv_pushf(&parts, "%.*s\r\n", (int)len, line);
 		line = eol + 2;
 	}
-	strv_push(&parts, "\r\n");
+	/* The server sees the host that was checked, not another name a shared
+	 * front end would serve (domain fronting), and one request only: the
+	 * next one on the connection would not be checked. */
+	bool v6 = strchr(req->host, ':') != NULL;
+	strv_pushf(&parts, "Host: %s%s%s", v6 ? "[" : "", req->host, v6 ? "]" : "");
+	if (req->port != 80)
+		strv_pushf(&parts, ":%u", req->port);
+	strv_push(&parts, "\r\nConnection: close\r\n\r\n");
 	char *head = strv_join(&parts, "");
 	strv_clear(&parts);
 	return head;

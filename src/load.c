@@ -13,6 +13,7 @@
 
 #include "boxid.h"
 #include "build.h"
+#include "plan.h"
 #include "quote.h"
 #include "strv.h"
 #include "trust.h"
@@ -251,5 +252,13 @@ int load_settings(struct context *ctx, struct gb_error *err)
 		free(q);
 		return -1;
 	}
+	/* gVisor rootless runs with the host's network stack flag and keeps a
+	 * --network=none box's loopback down: the relay could not listen. */
+	if (network_is_allowlist(&ctx->settings) && runtime_is_runsc(&ctx->settings))
+		return gb_fail(
+		        err, EXIT_BOX_CONFIG,
+		        "network \"allowlist\" does not work with runtime runsc (gVisor keeps "
+		        "the box's loopback down, so the box has no way to its proxy); choose "
+		        "one of them");
 	return 0;
 }

@@ -3,99 +3,128 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
-/* A pipe of 1 MiB lets one splice move what a fast loopback sender has
- * queued; the kernel's default of 64 KiB costs throughput (make bench). */
+/* A pipe of 1 MiB lets one splice move what a fast sender has queued; the
+ * kernel's default of 64 KiB costs throughput (make bench). */
 #define RELAY_PIPE_SIZE (1 << 20)
 #define RELAY_CHUNK     (1 << 20)
+/* How often a blocked direction wakes to see whether the pair went idle. */
+#define RELAY_WAKE_SECONDS 15
+
+struct pair {
+	atomic_llong last; /* when either direction last moved a byte (monotonic s) */
+	long idle_seconds;
+};
 
 struct direction {
 	int from, to;
-	int pipe[2];
-	size_t queued; /* in the pipe, not yet written to "to" */
-	bool done;     /* "from" ended and everything reached "to" */
-	bool eof;
+	struct pair *pair;
 	unsigned long long moved;
+	int error; /* errno of a failure, or 0 */
 };
 
-static int drain(struct direction *d)
+static long long now_seconds(void)
 {
-	while (d->queued > 0) {
-		ssize_t n = splice(d->pipe[0], NULL, d->to, NULL, d->queued, SPLICE_F_MOVE);
-		if (n < 0 && errno == EINTR)
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec;
+}
+
+/* After a wake-up with nothing moved: whether the whole pair is idle. */
+static bool idle(const struct direction *d)
+{
+	return d->pair->idle_seconds > 0 &&
+	       now_seconds() - atomic_load(&d->pair->last) >= d->pair->idle_seconds;
+}
+
+/* One direction, with blocking splices: no poll between them, so a bulk
+ * transfer costs two system calls a pipeful. */
+static void *pump(void *arg)
+{
+	struct direction *d = arg;
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		d->error = errno;
+		return NULL;
+	}
+	(void)fcntl(p[1], F_SETPIPE_SZ, RELAY_PIPE_SIZE);
+	while (!d->error) {
+		ssize_t n = splice(d->from, NULL, p[1], NULL, RELAY_CHUNK, SPLICE_F_MOVE);
+		if (n < 0 &&
+		    (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) && !idle(d))))
 			continue;
-		if (n <= 0)
-			return -1;
-		d->queued -= (size_t)n;
-		d->moved += (unsigned long long)n;
-	}
-	return 0;
-}
-
-/* Moves what "from" has now; at its end, passes the end on. */
-static int step(struct direction *d)
-{
-	ssize_t n;
-	do
-		n = splice(d->from, NULL, d->pipe[1], NULL, RELAY_CHUNK,
-		           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return errno == EAGAIN ? 0 : -1;
-	if (n == 0) {
-		d->eof = true;
-		d->done = true;
-		shutdown(d->to, SHUT_WR);
-		return 0;
-	}
-	d->queued = (size_t)n;
-	return drain(d);
-}
-
-int relay_splice(int a, int b, struct relay_counts *counts)
-{
-	struct direction dir[2] = { { .from = a, .to = b, .pipe = { -1, -1 } },
-		                    { .from = b, .to = a, .pipe = { -1, -1 } } };
-	int rc = 0;
-	for (int i = 0; i < 2 && rc == 0; i++) {
-		rc = pipe2(dir[i].pipe, O_CLOEXEC);
-		if (rc == 0)
-			(void)fcntl(dir[i].pipe[1], F_SETPIPE_SZ, RELAY_PIPE_SIZE);
-	}
-	while (rc == 0 && !(dir[0].done && dir[1].done)) {
-		struct pollfd p[2];
-		int n = 0;
-		int which[2];
-		for (int i = 0; i < 2; i++)
-			if (!dir[i].done) {
-				p[n] = (struct pollfd){ .fd = dir[i].from, .events = POLLIN };
-				which[n++] = i;
-			}
-		if (poll(p, (nfds_t)n, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -1;
+		if (n <= 0) {
+			if (n < 0)
+				d->error =
+				        errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno;
 			break;
 		}
-		for (int k = 0; k < n && rc == 0; k++)
-			if (p[k].revents)
-				rc = step(&dir[which[k]]);
+		atomic_store(&d->pair->last, now_seconds());
+		size_t queued = (size_t)n;
+		while (queued > 0 && !d->error) {
+			ssize_t w = splice(p[0], NULL, d->to, NULL, queued, SPLICE_F_MOVE);
+			if (w < 0 && (errno == EINTR ||
+			              ((errno == EAGAIN || errno == EWOULDBLOCK) && !idle(d))))
+				continue;
+			if (w <= 0) {
+				d->error = w == 0                                    ? EPIPE
+				           : errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT
+				                                                     : errno;
+				break;
+			}
+			queued -= (size_t)w;
+			d->moved += (unsigned long long)w;
+			atomic_store(&d->pair->last, now_seconds());
+		}
 	}
-	int saved = errno;
-	for (int i = 0; i < 2; i++) {
-		if (dir[i].pipe[0] >= 0)
-			close(dir[i].pipe[0]);
-		if (dir[i].pipe[1] >= 0)
-			close(dir[i].pipe[1]);
+	close(p[0]);
+	close(p[1]);
+	if (d->error) {
+		/* the other direction must not wait on a broken or idle pair */
+		shutdown(d->from, SHUT_RDWR);
+		shutdown(d->to, SHUT_RDWR);
+	} else {
+		shutdown(d->to, SHUT_WR); /* its end, passed on */
 	}
+	return NULL;
+}
+
+int relay_splice(int a, int b, long idle_seconds, struct relay_counts *counts)
+{
+	struct pair pair = { .idle_seconds = idle_seconds };
+	atomic_store(&pair.last, now_seconds());
+	if (idle_seconds > 0) {
+		/* blocked splices wake now and then to look at the pair's idleness */
+		struct timeval wake = { idle_seconds < RELAY_WAKE_SECONDS ? idle_seconds
+			                                                  : RELAY_WAKE_SECONDS,
+			                0 };
+		int fds[2] = { a, b };
+		for (int i = 0; i < 2; i++) {
+			setsockopt(fds[i], SOL_SOCKET, SO_RCVTIMEO, &wake, sizeof(wake));
+			setsockopt(fds[i], SOL_SOCKET, SO_SNDTIMEO, &wake, sizeof(wake));
+		}
+	}
+	struct direction up = { .from = a, .to = b, .pair = &pair },
+	                 down = { .from = b, .to = a, .pair = &pair };
+	pthread_t thread;
+	bool threaded = pthread_create(&thread, NULL, pump, &down) == 0;
+	pump(&up);
+	if (threaded)
+		pthread_join(thread, NULL);
+	else
+		pump(&down);
 	if (counts) {
-		counts->a_to_b = dir[0].moved;
-		counts->b_to_a = dir[1].moved;
+		counts->a_to_b = up.moved;
+		counts->b_to_a = down.moved;
 	}
-	errno = saved;
-	return rc;
+	int e = up.error ? up.error : down.error;
+	errno = e;
+	return e ? -1 : 0;
 }

@@ -23,7 +23,8 @@ enum key_type {
 enum approval {
 	APPROVE_NONE,  /* nothing: it may set the key */
 	APPROVE_KEY,   /* set the key at all */
-	APPROVE_VALUE, /* set it to approve_value */
+	APPROVE_WIDER, /* set it to a value that reaches more than the one before it
+	                * (the network: none < allowlist < isolated < host) */
 	APPROVE_ITEMS, /* set some of its items: its type's code knows which */
 };
 
@@ -37,7 +38,6 @@ struct key {
 	const char *env[2]; /* variables that set a string key, the later winning */
 	enum approval approval;
 	const char *may_not; /* ends the refusal "a project file may not ..." */
-	const char *approve_value;
 	/* The unknown-key message lists the keys as README does, and the digest
 	 * keeps the order existing boxes' labels have (0: no part of it). */
 	unsigned char readme_place, digest_place;

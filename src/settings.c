@@ -120,6 +120,17 @@ static const char *check_network(const char *v)
 	return NULL;
 }
 
+/* How much of the world a network setting reaches: a project file may
+ * only narrow what the user chose. */
+static int network_reach(const char *v)
+{
+	static const char *const order[] = { "none", "allowlist", "isolated", "host" };
+	for (int i = 0; v && i < 4; i++)
+		if (strcmp(v, order[i]) == 0)
+			return i;
+	return 4;
+}
+
 static const char *check_runtime(const char *v)
 {
 	if (!*v || has_control(v) || strchr(v, ' '))
@@ -202,8 +213,8 @@ const struct key settings_keys[] = {
 	  .env = { "GEMINI_BOX_HOME" }, .readme_place = 3, .digest_place = 3 },
 	{ "network", KEY_STRING, AT(network), .check = check_network,
 	  .text_default = DEFAULT_NETWORK, .env = { "GEMINI_BOX_NETWORK" },
-	  .approval = APPROVE_VALUE, .approve_value = "host", .may_not = "share the host's network",
-	  .readme_place = 8, .digest_place = 4 },
+	  .approval = APPROVE_WIDER, .may_not = "share the host's network", .readme_place = 8,
+	  .digest_place = 4 },
 	{ "runtime", KEY_STRING, AT(runtime), .check = check_runtime,
 	  .env = { "GEMINI_BOX_RUNTIME" }, .approval = APPROVE_KEY,
 	  .may_not = "choose the container runtime", .readme_place = 9, .digest_place = 5 },
@@ -587,9 +598,18 @@ static int parse_key(struct parse *p, const struct key *k, const cJSON *v)
 		why = problem(k, v->valuestring);
 		if (why)
 			return bad(p, k->name, why);
-		if (k->approval == APPROVE_VALUE && !p->full_trust &&
-		    strcmp(v->valuestring, k->approve_value) == 0)
-			return untrusted(p, k->name, k->may_not);
+		if (k->approval == APPROVE_WIDER && !p->full_trust &&
+		    network_reach(v->valuestring) >
+		            network_reach(((struct str_setting *)value)->value)) {
+			if (strcmp(v->valuestring, "host") == 0)
+				return untrusted(p, k->name, k->may_not);
+			char *wider =
+			        xasprintf("widen the box's network from \"%s\" to \"%s\"",
+			                  ((struct str_setting *)value)->value, v->valuestring);
+			untrusted(p, k->name, wider);
+			free(wider);
+			return -1;
+		}
 		set_str(value, v->valuestring, p->origin);
 		return 0;
 	case KEY_HOST_PATH:

@@ -9,8 +9,8 @@
  *
  * In a box of the "allowlist" network mode it is also the box's way out:
  * with --relay PORT SOCKET it listens on 127.0.0.1:PORT, the box's only
- * network, and relays each connection (in a child of its own) to SOCKET,
- * the host's egress proxy, which decides where it may go.
+ * network, and hands each connection over to SOCKET, the host's egress
+ * proxy, which decides where it may go and moves its bytes.
  *
  * Built static, so it runs in any image, bind-mounted read-only like podman's
  * own catatonit. Usage:
@@ -36,10 +36,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "relay.h"
 
 /* How often idleness is looked at; stopping a little late is harmless. */
 #define IDLE_POLL_SECONDS 2
+/* How long to wait for room in the proxy's backlog: 20 tries 5 ms apart. */
+#define CONNECT_TRIES    20
+#define CONNECT_RETRY_NS 5000000L
 /* How long to try for the lock: 200 tries 10 ms apart. */
 #define LOCK_TRIES    200
 #define LOCK_RETRY_NS 10000000L
@@ -114,27 +116,58 @@ static int relay_listen(long port)
 	return fd;
 }
 
-/* One connection, in a child: to the host's proxy, then bytes both ways. */
-static void relay_one(int client, const char *socket_path)
+/* One connection: handed over, as a file descriptor (SCM_RIGHTS), to the
+ * host's proxy, which then moves its bytes itself; the init keeps nothing
+ * of it and starts no process for it. */
+static void hand_over(int client, const char *socket_path)
 {
-	signal(SIGPIPE, SIG_IGN);
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int proxy = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (strlen(socket_path) >= sizeof(sa.sun_path) || proxy < 0) {
-		_exit(1);
+	int proxy = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	bool sent = false, busy = false;
+	if (proxy >= 0 && strlen(socket_path) < sizeof(sa.sun_path)) {
+		strcpy(sa.sun_path, socket_path);
+		char marker = 'F';
+		struct iovec iov = { &marker, 1 };
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} control;
+		memset(&control, 0, sizeof(control));
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			              .msg_controllen = sizeof(control.buf) };
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &client, sizeof(int));
+		/* A full backlog (a burst of connections) is waited out a little,
+		 * never for long: this is the box's PID 1. */
+		int rc;
+		for (int i = 0; (rc = connect(proxy, (struct sockaddr *)&sa, sizeof(sa))) < 0 &&
+		                errno == EAGAIN && i < CONNECT_TRIES;
+		     i++) {
+			struct timespec pause = { 0, CONNECT_RETRY_NS };
+			nanosleep(&pause, NULL);
+		}
+		busy = rc < 0 && errno == EAGAIN;
+		sent = rc == 0 && sendmsg(proxy, &msg, MSG_NOSIGNAL) == 1;
 	}
-	strcpy(sa.sun_path, socket_path);
-	if (connect(proxy, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		static const char reply[] =
+	if (!sent) {
+		static const char gone[] =
 		        "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n"
 		        "Connection: close\r\n\r\n"
 		        "gemini-box egress: the host's egress proxy for this box is not running; "
 		        "run gemini-box again to start it\n";
-		ssize_t ignored = write(client, reply, sizeof(reply) - 1);
+		static const char full[] =
+		        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+		        "Connection: close\r\n\r\n"
+		        "gemini-box egress: too many connections at once\n";
+		const char *reply = busy ? full : gone;
+		ssize_t ignored = send(client, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
 		(void)ignored;
-		_exit(1);
 	}
-	_exit(relay_splice(client, proxy, NULL) == 0 ? 0 : 1);
+	if (proxy >= 0)
+		close(proxy);
 }
 
 int main(int argc, char *argv[])
@@ -219,13 +252,7 @@ int main(int argc, char *argv[])
 		if (n > 0 && listener >= 0 && (p[1].revents & POLLIN)) {
 			int client = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
 			if (client >= 0) {
-				pid_t pid = fork();
-				if (pid == 0) {
-					close(listener);
-					close(sfd);
-					sigprocmask(SIG_UNBLOCK, &set, NULL);
-					relay_one(client, relay_socket);
-				}
+				hand_over(client, relay_socket);
 				close(client);
 			}
 		}

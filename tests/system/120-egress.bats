@@ -128,9 +128,41 @@ proxy_pid() {
 	# a request that is no proxy request at all, straight at the relay
 	agent_sh "printf 'GET /etc/passwd HTTP/1.1\r\n\r\n' | timeout 5 nc 127.0.0.1 3128" >"$T/bad" || true
 	grep -q '^HTTP/1.1 400 ' "$T/bad" || fail "a malformed request was not refused: $(cat "$T/bad")"
-	grep -q '	deny	GET	-:0	-	0	0	only CONNECT and http:// URIs' "$state/egress.log" ||
+	grep -q '	deny	-	-:0	-	0	0	only CONNECT and http:// URIs' "$state/egress.log" ||
 		fail "the malformed request is not in the log: $(cat "$state/egress.log")"
 	[ "$(stat -c %a "$state/egress.log")" = 600 ] || fail "the log is not private"
+	# a head whose host forges log lines (a newline, tabs) and drives the
+	# terminal (an escape): refused, and none of its words in the log
+	agent_sh "printf 'CONNECT [a\\n2026-11-29T22:00:00Z\\tallow\\tCONNECT\\tforged.example:443\\t1.2.3.4\\t9\\t9\\tlisted\\n\\033[2J]:1 HTTP/1.1\\r\\n\\r\\n' | timeout 5 nc 127.0.0.1 3128" >"$T/forge" || true
+	grep -q '^HTTP/1.1 400 ' "$T/forge" || fail "the forging head was not refused: $(cat "$T/forge")"
+	grep -q forged "$state/egress.log" && fail "a line was forged in the log: $(cat "$state/egress.log")"
+	grep -q $'\e' "$state/egress.log" && fail "an escape sequence reached the log"
+	run_gb 0 --box-egress
+	grep -q $'\e' "$T/out" && fail "an escape sequence reached --box-egress's output"
+	return 0
+}
+
+# The agent cannot hold the host's processes: the proxy serves a box 128
+# connections at once and refuses the next at once, whatever the box opens.
+@test "agent_cannot_exhaust_host_processes" {
+	start_origin allowed
+	own_config "{\"network\": \"allowlist\", \"egress\": [\"127.0.0.1:$allowed_PORT\"]}"
+	run_gb 0 -p hi
+	box_of .
+	local state pid
+	state=$(state_of)
+	pid=$(proxy_pid "$state")
+	[ -n "$pid" ] || fail "no egress proxy"
+	# 140 connections that send nothing, each held open from inside the box
+	agent_sh 'for i in $(seq 140); do (sleep 30 | nc 127.0.0.1 3128 >/dev/null 2>&1 &); done; sleep 2
+		printf "CONNECT 127.0.0.1:1 HTTP/1.1\r\n\r\n" | timeout 5 nc 127.0.0.1 3128' >"$T/flood" || true
+	grep -q '^HTTP/1.1 503 ' "$T/flood" || fail "connection 141 was not refused: $(cat "$T/flood")"
+	local n
+	n=$(pgrep -P "$pid" | wc -l)
+	echo "  the proxy's connection processes: $n"
+	[ "$n" -le 128 ] || fail "the proxy holds $n processes on the host for one box"
+	[ "$n" -ge 100 ] || fail "only $n connections reached the proxy (test broken?)"
+	agent_sh 'pkill sleep' || true
 }
 
 # The repository: a project file may narrow the network to the allowlist,
@@ -148,6 +180,19 @@ proxy_pid() {
 	expect_env HTTPS_PROXY http://127.0.0.1:3128
 	box_of .
 	grep -q evil "$(state_of)/egress.allow" && fail "the project's host reached the list"
+	# nor lift the user's allowlist by choosing another network
+	own_config '{"network": "allowlist"}'
+	echo '{"network": "isolated"}' >.gemini/gemini-box.json
+	run_gb 78 -p hi
+	expect_error_line
+	grep -q 'network: a project file may not widen the box.s network from "allowlist" to "isolated"' "$T/err" ||
+		fail "a project lifted the allowlist, or said nothing of it"
+	# gVisor cannot give the box its loopback: the combination is refused
+	echo '{}' >.gemini/gemini-box.json
+	own_config '{"network": "allowlist", "runtime": "runsc"}'
+	run_gb 78 -p hi
+	expect_error_line
+	grep -q 'does not work with runtime runsc' "$T/err" || fail "runsc with an allowlist was not refused"
 	return 0
 }
 

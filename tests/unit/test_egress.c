@@ -160,11 +160,17 @@ static void test_internal_addresses(void **state)
 		              "::ffff:127.0.0.1",
 		              "::ffff:10.0.0.1",
 		              "::127.0.0.1",
-		              "64:ff9b::a9fe:a9fe" };
+		              "64:ff9b::a9fe:a9fe",
+		              "64:ff9b:1::1",
+		              "fec0::1",
+		              "100::1",
+		              "2001:db8::1",
+		              "2002:7f00:1::1",
+		              "2002:c0a8:101::" };
 	for (size_t i = 0; i < sizeof(in6) / sizeof(*in6); i++)
 		assert_true(internal6(in6[i]));
 	const char *out6[] = { "2001:4860:4860::8888", "2a00:1450::1", "::ffff:8.8.8.8",
-		               "64:ff9b::808:808" };
+		               "64:ff9b::808:808", "2002:808:808::1" };
 	for (size_t i = 0; i < sizeof(out6) / sizeof(*out6); i++)
 		assert_false(internal6(out6[i]));
 	struct sockaddr other = { .sa_family = AF_UNIX };
@@ -194,21 +200,30 @@ static void test_requests(void **state)
 	assert_int_equal(parse("CONNECT example.com:443 HTTP/1.1\r\n", &r, &why), 0);
 	assert_int_equal(parse("", &r, &why), 0);
 	/* plain HTTP with an absolute URI */
-	const char *get = "GET http://Example.com:8080/a/b?c=d HTTP/1.1\r\nHost: example.com\r\n"
-	                  "Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic eA==\r\n"
-	                  "Accept: */*\r\n\r\nBODY";
+	/* a Host that names another site behind the same front end, and a
+	 * keep-alive that would carry unchecked requests after this one */
+	const char *get =
+	        "GET http://Example.com:8080/a/b?c=d HTTP/1.1\r\nHost: fronted.example\r\n"
+	        "Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic eA==\r\n"
+	        "Connection: keep-alive\r\nAccept: */*\r\n\r\nBODY";
 	assert_int_equal(parse(get, &r, &why), 1);
 	assert_false(r.connect);
 	assert_string_equal(r.host, "Example.com");
 	assert_int_equal(r.port, 8080);
 	char *head = egress_origin_head(get, &r);
 	assert_string_equal(head,
-	                    "GET /a/b?c=d HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\n\r\n");
+	                    "GET /a/b?c=d HTTP/1.1\r\nAccept: */*\r\nHost: Example.com:8080\r\n"
+	                    "Connection: close\r\n\r\n");
 	free(head);
 	assert_int_equal(parse("GET http://example.com HTTP/1.0\r\n\r\n", &r, &why), 1);
 	assert_int_equal(r.port, 80);
 	head = egress_origin_head("GET http://example.com HTTP/1.0\r\n\r\n", &r);
-	assert_string_equal(head, "GET / HTTP/1.0\r\n\r\n");
+	assert_string_equal(head,
+	                    "GET / HTTP/1.0\r\nHost: example.com\r\nConnection: close\r\n\r\n");
+	free(head);
+	assert_int_equal(parse("GET http://[::1]:81/ HTTP/1.1\r\n\r\n", &r, &why), 1);
+	head = egress_origin_head("GET http://[::1]:81/ HTTP/1.1\r\n\r\n", &r);
+	assert_string_equal(head, "GET / HTTP/1.1\r\nHost: [::1]:81\r\nConnection: close\r\n\r\n");
 	free(head);
 	/* refused, each with a reason */
 	const char *bad[] = {
@@ -233,7 +248,16 @@ static void test_requests(void **state)
 		why = NULL;
 		assert_int_equal(parse(bad[i], &r, &why), -1);
 		assert_non_null(why);
+		/* nothing of a refused head is kept for the log */
+		assert_string_equal(r.method, "");
+		assert_string_equal(r.host, "");
 	}
+	/* a bracketed host with a newline and tabs: lines forged in the log,
+	 * were its words kept */
+	const char *forge =
+	        "CONNECT [a\n2026-11-29T22:00:00Z\tallow\tCONNECT\tx:443\t]:1 HTTP/1.1\r\n\r\n";
+	assert_int_equal(parse(forge, &r, &why), -1);
+	assert_string_equal(r.host, "");
 	/* a head that never ends is refused once it is too long */
 	size_t big = 20000;
 	char *flood = malloc(big + 1);

@@ -371,6 +371,22 @@ static void test_project_may(void **state)
 	                 0);
 	assert_int_equal(merge(&s, "{\"network\": \"allowlist\"}", ORIGIN_PROJECT, false, &err), 0);
 	assert_string_equal(s.network.value, "allowlist");
+	/* and back: the user's allowlist is not the project's to lift */
+	assert_int_equal(merge(&s, "{\"network\": \"none\"}", ORIGIN_PROJECT, false, &err), 0);
+	assert_int_equal(merge(&s, "{\"network\": \"allowlist\"}", ORIGIN_PROJECT, false, &err),
+	                 -1);
+	assert_non_null(strstr(err.msg, "network: a project file may not widen the box's network "
+	                                "from \"none\" to \"allowlist\" without your approval"));
+	gb_error_clear(&err);
+	settings_clear(&s);
+	settings_init(&s);
+	assert_int_equal(merge(&s, "{\"network\": \"allowlist\", \"egress\": [\"mine.example\"]}",
+	                       ORIGIN_USER, false, &err),
+	                 0);
+	assert_int_equal(merge(&s, "{\"network\": \"isolated\"}", ORIGIN_PROJECT, false, &err), -1);
+	assert_non_null(strstr(err.msg, "from \"allowlist\" to \"isolated\""));
+	gb_error_clear(&err);
+	assert_int_equal(merge(&s, "{\"network\": \"isolated\"}", ORIGIN_PROJECT, true, &err), 0);
 	assert_int_equal(
 	        merge(&s, "{\"egress\": [\"*.theirs.example:443\"]}", ORIGIN_PROJECT, true, &err),
 	        0);
