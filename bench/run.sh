@@ -21,6 +21,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	}
 	stage=$(mktemp -d /tmp/gemini-box-bench.XXXXXX)
 	cp "$bin" "$stage/"
+	cp "$(dirname "$bin")/gemini-box-init" "$here/egress.py" "$stage/"
 	cp -R "$here/../tests/integration" "$stage/integration"
 	cp "$here/run.sh" "$stage/run.sh"
 	chmod -R a+rX "$stage"
@@ -159,6 +160,13 @@ done
 ma=$(printf '%s\n' "${a[@]}" | median) mb=$(printf '%s\n' "${b[@]}" | median)
 rows+=("--box-list, 200 boxes|$ma|podman ps -a --format json|$mb|$(ratio "$ma" "$mb")|<= 1.2")
 
+# 6. The allowlist mode: bytes and connections through the init's hand-over
+# and the host's proxy, against the same transfers made directly.
+egress_rows=$(python3 "$here/egress.py" "$bin" "$(dirname "$bin")/gemini-box-init" 1024 200 5) || {
+	echo "bench: the egress benchmark failed" >&2
+	exit 1
+}
+
 echo "gemini-box benchmark: $rounds interleaved rounds, medians in ms ($(nproc) cores, $(podman info --format '{{.Store.GraphDriverName}}/{{.Host.OCIRuntime.Name}}'))"
 echo
 echo "| path | gemini-box | floor | floor ms | ratio | goal |"
@@ -167,3 +175,4 @@ for r in "${rows[@]}"; do
 	IFS='|' read -r what mine floor fms rat goal <<<"$r"
 	echo "| $what | $mine | $floor | $fms | $rat | $goal |"
 done
+printf '%s\n' "$egress_rows"

@@ -113,6 +113,7 @@ static void append_log(const char *state, const char *line)
 }
 
 struct conn {
+	time_t decided;
 	const char *state;
 	int client, server;
 	struct egress_request req;
@@ -123,7 +124,9 @@ struct conn {
 static void log_decision(const struct conn *c, const char *verdict, unsigned long long up,
                          unsigned long long down, const char *reason)
 {
-	char *line = egress_log_line((long long)time(NULL), verdict, c->req.method,
+	/* when it was decided: an allowed connection is logged when it ends,
+	 * with the bytes it moved */
+	char *line = egress_log_line((long long)c->decided, verdict, c->req.method,
 	                             *c->req.host ? c->req.host : "-", c->req.port, c->address, up,
 	                             down, reason);
 	append_log(c->state, line);
@@ -298,6 +301,7 @@ static void handle(struct conn *c)
 	buf[len] = '\0';
 	const char *why = NULL;
 	int rc = read_head(c, buf, sizeof(buf), &len, &why);
+	c->decided = time(NULL);
 	if (rc < 0) {
 		if (len > 0)
 			deny(c, EGRESS_DENY, 400, "Bad Request", why);
@@ -309,6 +313,7 @@ static void handle(struct conn *c)
 	struct egress_rules rules;
 	egress_rules_parse(allow, &rules);
 	free(allow);
+	c->decided = time(NULL);
 	const struct egress_rule *rule = egress_match(&rules, c->req.host, c->req.port);
 	if (!rule) {
 		deny(c, EGRESS_DENY, 403, "Forbidden", "not in this box's egress list");
@@ -445,8 +450,10 @@ int egress_proxy_main(const char *state)
 	/* Started after its box came up: it runs now (a box stopped within the
 	 * first second must not keep its proxy for the STARTUP_CHECKS). */
 	bool seen_running = box_running(state);
-	if (stat(sock, &mine) < 0)
+	if (stat(sock, &mine) < 0) {
+		free(sock);
 		return 1;
+	}
 	time_t last_check = time(NULL);
 	for (;;) {
 		while (children > 0 && waitpid(-1, NULL, WNOHANG) > 0)
