@@ -56,9 +56,12 @@ static int open_private(const char *state, const char *name, int flags)
 	return fd;
 }
 
-bool egress_proxy_running(const char *state)
+/* Whether someone holds an exclusive lock on the state file: a shared one
+ * taken for an instant, as gemini-box's own probe does (the box's init
+ * retries while it cannot take its own). */
+static bool lock_held(const char *state, const char *name)
 {
-	int fd = open_private(state, EGRESS_LOCK_FILE, O_RDONLY | O_NONBLOCK);
+	int fd = open_private(state, name, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		return false;
 	bool held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
@@ -66,16 +69,15 @@ bool egress_proxy_running(const char *state)
 	return held;
 }
 
-/* Whether the box's init holds its lock (the box runs). A shared lock
- * taken for an instant, as gemini-box's own probe does; the init retries. */
+bool egress_proxy_running(const char *state)
+{
+	return lock_held(state, EGRESS_LOCK_FILE);
+}
+
+/* Whether the box's init holds its lock: the box runs. */
 static bool box_running(const char *state)
 {
-	int fd = open_private(state, BOX_LOCK_FILE, O_RDONLY | O_NONBLOCK);
-	if (fd < 0)
-		return false;
-	bool held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-	close(fd);
-	return held;
+	return lock_held(state, BOX_LOCK_FILE);
 }
 
 static void write_all(int fd, const char *s, size_t n)
@@ -224,6 +226,37 @@ static int connect_upstream(struct conn *c, const struct egress_rule *rule, char
 	return fd;
 }
 
+/* recvmsg of up to cap bytes and, in *handed, the first descriptor that
+ * came with them (-1 if none); any more are closed: one connection a message
+ * is all the init sends. */
+static ssize_t receive(int conn, char *buf, size_t cap, int flags, int *handed)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { buf, cap };
+	struct msghdr msg = { .msg_iov = &iov,
+		              .msg_iovlen = 1,
+		              .msg_control = control.buf,
+		              .msg_controllen = sizeof(control.buf) };
+	ssize_t n = recvmsg(conn, &msg, flags | MSG_CMSG_CLOEXEC);
+	*handed = -1;
+	for (struct cmsghdr *h = n >= 0 ? CMSG_FIRSTHDR(&msg) : NULL; h; h = CMSG_NXTHDR(&msg, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+			if (*handed < 0)
+				*handed = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
+}
+
 /* The box's init hands each connection over as a file descriptor, with a
  * one-byte marker: from then on the proxy moves its bytes itself, one splice
  * hop from the box's socket to the server's. A client that connects to the
@@ -231,32 +264,10 @@ static int connect_upstream(struct conn *c, const struct egress_rule *rule, char
  * the start of its request. Returns the bytes of the request read so far. */
 static ssize_t take_over(struct conn *c, char *buf, size_t cap)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 8)];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { buf, cap - 1 };
-	struct msghdr msg = { .msg_iov = &iov,
-		              .msg_iovlen = 1,
-		              .msg_control = control.buf,
-		              .msg_controllen = sizeof(control.buf) };
+	int handed;
 	alarm(HEAD_SECONDS);
-	ssize_t n = recvmsg(c->client, &msg, MSG_CMSG_CLOEXEC);
+	ssize_t n = receive(c->client, buf, cap - 1, 0, &handed);
 	alarm(0);
-	int handed = -1;
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(&msg); h; h = CMSG_NXTHDR(&msg, h)) {
-		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t count = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < count; i++) {
-			int fd;
-			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
-			if (handed < 0)
-				handed = fd;
-			else
-				close(fd); /* one connection a message; more is not the init */
-		}
-	}
 	if (handed < 0)
 		return n;
 	struct stat st;
@@ -388,31 +399,11 @@ static void refuse_busy(int conn)
 	        "Connection: close\r\n\r\n"
 	        "gemini-box egress: too many connections at once\n";
 	struct pollfd p = { .fd = conn, .events = POLLIN };
-	char marker;
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 8)];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { &marker, 1 };
-	struct msghdr msg = { .msg_iov = &iov,
-		              .msg_iovlen = 1,
-		              .msg_control = control.buf,
-		              .msg_controllen = sizeof(control.buf) };
-	int to = conn;
-	if (poll(&p, 1, BUSY_WAIT_MS) == 1 &&
-	    recvmsg(conn, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) == 1)
-		for (struct cmsghdr *h = CMSG_FIRSTHDR(&msg); h; h = CMSG_NXTHDR(&msg, h))
-			for (size_t i = 0;
-			     h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
-			     i < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			     i++) {
-				int fd;
-				memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
-				if (to == conn)
-					to = fd;
-				else
-					close(fd);
-			}
+	char marker = 0;
+	int handed = -1;
+	if (poll(&p, 1, BUSY_WAIT_MS) == 1)
+		receive(conn, &marker, 1, MSG_DONTWAIT, &handed);
+	int to = handed >= 0 ? handed : conn;
 	ssize_t ignored = send(to, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	(void)ignored;
 	if (to != conn)

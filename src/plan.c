@@ -266,6 +266,17 @@ void podman_build_argv(const char *podman, const char *containerfile, const char
 	free(dir);
 }
 
+/* Each line of text, one argument each (a file's content, printed as the
+ * arguments of the printf that writes it). */
+static void push_lines(struct strv *argv, const char *text)
+{
+	char *lines = xstrdup(text ? text : "");
+	for (char *save = NULL, *l = strtok_r(lines, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save))
+		strv_push(argv, l);
+	free(lines);
+}
+
 struct strv *plan_add(struct plan *p, enum step_kind kind)
 {
 	p->steps = xrealloc(p->steps, (p->n + 1) * sizeof(*p->steps));
@@ -311,11 +322,7 @@ void plan_add_host(struct plan *p, enum step_kind kind, const char *path, const 
 		strv_push(argv, "f=$1; shift; umask 077 && printf '%s\\n' \"$@\" >\"$f\"");
 		strv_push(argv, "env-file");
 		strv_push(argv, path);
-		char *lines = xstrdup(text ? text : "");
-		for (char *save = NULL, *l = strtok_r(lines, "\n", &save); l;
-		     l = strtok_r(NULL, "\n", &save))
-			strv_push(argv, l);
-		free(lines);
+		push_lines(argv, text);
 		break;
 	}
 	case STEP_WRITE_ALLOW: {
@@ -325,11 +332,7 @@ void plan_add_host(struct plan *p, enum step_kind kind, const char *path, const 
 		                "mv -f \"$f.new\" \"$f\"");
 		strv_push(argv, "egress-allow");
 		strv_push(argv, path);
-		char *lines = xstrdup(text ? text : "");
-		for (char *save = NULL, *l = strtok_r(lines, "\n", &save); l;
-		     l = strtok_r(NULL, "\n", &save))
-			strv_push(argv, l);
-		free(lines);
+		push_lines(argv, text);
 		break;
 	}
 	case STEP_PROXY:

@@ -165,8 +165,8 @@ proxy_pid() {
 	agent_sh 'pkill sleep' || true
 }
 
-# The repository: a project file may narrow the network to the allowlist,
-# never widen the list without approval.
+# The repository: a project file may narrow the network (to the allowlist),
+# never widen it nor the list without approval.
 @test "project_cannot_widen_egress" {
 	mkdir -p .gemini
 	echo '{"network": "allowlist", "egress": ["evil.example:443"]}' >.gemini/gemini-box.json
