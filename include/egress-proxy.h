@@ -19,6 +19,10 @@
  * returns the process's exit status. */
 int egress_proxy_main(const char *state);
 
+/* Whether this kernel lets the proxy's socket refuse descriptors
+ * (SO_PASSRIGHTS, Linux 6.16), from any sender but the box's init. */
+bool egress_rights_refusable(void);
+
 /* Whether a proxy holds state's egress lock now. */
 bool egress_proxy_running(const char *state);
 

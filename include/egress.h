@@ -78,11 +78,13 @@ struct egress_request {
 	size_t target_end;
 	size_t line_end; /* where the request line's "\r\n" starts */
 	size_t head_len; /* the head, through its blank line */
+	long long body;  /* plain HTTP: the bytes of body after the head (Content-Length) */
 };
 
 /* Parses the head at the start of buf. Returns 1 with *req filled when the
  * head is complete and well-formed, 0 when more bytes are needed, -1 with
- * *why when it is refused. */
+ * *why when it is refused: a line not ended by CRLF, a bare CR, LF or NUL,
+ * and for plain HTTP a body without one Content-Length, among others. */
 int egress_parse_request(const char *buf, size_t len, struct egress_request *req, const char **why);
 
 /* A plain-HTTP head as the server gets it: origin-form request line, the

@@ -155,6 +155,12 @@ static void doctor_egress(struct doctor *d, const struct context *ctx)
 	char *id = NULL;
 	bool box_up = state_lookup(ctx->state, ctx->record, &id) == STATE_RUNNING;
 	free(id);
+	if (!egress_rights_refusable())
+		report(d, CHECK_WARN,
+		       "this kernel cannot refuse descriptors a box sends its egress proxy "
+		       "(SO_PASSRIGHTS, Linux 6.16): a hostile box can leave proxy processes "
+		       "behind",
+		       "a newer kernel");
 	bool proxy_up = ctx->state && egress_proxy_running(ctx->state);
 	if (proxy_up)
 		report(d, CHECK_OK,

@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,8 +27,12 @@
 #include "relay.h"
 #include "strv.h"
 
-/* How long a client may take to send its request head, and the server to
- * accept the connection. */
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS 83 /* Linux 6.16 */
+#endif
+
+/* How long a client may take to send its request head and get its answer,
+ * and the server to accept the connection. */
 #define HEAD_SECONDS    30
 #define CONNECT_SECONDS 15
 /* The allow file is small; a larger one is not ours. */
@@ -37,9 +42,9 @@
 #define LOG_MAX (8 << 20)
 /* Connections one box may have open at once: each is a process on the
  * host, and the box's own limits do not count them. */
-#define MAX_CONNECTIONS 128
-/* How long a refused connection's handed-over socket is waited for. */
-#define BUSY_WAIT_MS 100
+#define MAX_CONNECTIONS 96
+/* Connections the kernel holds for the proxy while it is at its limit. */
+#define BACKLOG 16
 /* A connection that moves nothing either way for this long is closed. */
 #define IDLE_SECONDS 600
 /* Once the box's lock is free this many checks in a row (a second apart),
@@ -72,6 +77,15 @@ static bool lock_held(const char *state, const char *name)
 bool egress_proxy_running(const char *state)
 {
 	return lock_held(state, EGRESS_LOCK_FILE);
+}
+
+bool egress_rights_refusable(void)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), off = 0;
+	bool ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_PASSRIGHTS, &off, sizeof(off)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
 }
 
 /* Whether the box's init holds its lock: the box runs. */
@@ -149,13 +163,9 @@ static int deny(const struct conn *c, const char *verdict, int code, const char 
 	return 1;
 }
 
-static void on_alarm(int sig)
-{
-	(void)sig;
-}
-
-/* Whether an address is one of this host's own (its public address
- * included, where the host has one): the host's services listen there too. */
+/* Whether an address is one of this host's own or on a network the host is
+ * on (its public address, its LAN where that is public): the host's
+ * services listen there, and its neighbours are not the internet. */
 static bool host_address(const struct sockaddr *sa)
 {
 	struct ifaddrs *list;
@@ -163,17 +173,32 @@ static bool host_address(const struct sockaddr *sa)
 		return true; /* cannot tell: refuse */
 	bool found = false;
 	for (struct ifaddrs *i = list; i && !found; i = i->ifa_next) {
-		if (!i->ifa_addr || i->ifa_addr->sa_family != sa->sa_family)
+		if (!i->ifa_addr || !i->ifa_netmask || i->ifa_addr->sa_family != sa->sa_family)
 			continue;
-		if (sa->sa_family == AF_INET)
-			found = memcmp(&((const struct sockaddr_in *)(const void *)sa)->sin_addr,
-			               &((const struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr,
-			               sizeof(struct in_addr)) == 0;
-		else if (sa->sa_family == AF_INET6)
-			found = memcmp(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
-			               &((const struct sockaddr_in6 *)(void *)i->ifa_addr)
-			                        ->sin6_addr,
-			               sizeof(struct in6_addr)) == 0;
+		const unsigned char *want, *mine, *mask;
+		size_t n;
+		if (sa->sa_family == AF_INET) {
+			want = (const unsigned char *)&(
+			               (const struct sockaddr_in *)(const void *)sa)
+			               ->sin_addr;
+			mine = (const unsigned char *)&((struct sockaddr_in *)(void *)i->ifa_addr)
+			               ->sin_addr;
+			mask = (const unsigned char *)&(
+			               (struct sockaddr_in *)(void *)i->ifa_netmask)
+			               ->sin_addr;
+			n = sizeof(struct in_addr);
+		} else if (sa->sa_family == AF_INET6) {
+			want = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
+			mine = ((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr.s6_addr;
+			mask = ((struct sockaddr_in6 *)(void *)i->ifa_netmask)->sin6_addr.s6_addr;
+			n = sizeof(struct in6_addr);
+		} else {
+			continue;
+		}
+		bool same = true;
+		for (size_t k = 0; k < n && same; k++)
+			same = ((want[k] ^ mine[k]) & mask[k]) == 0;
+		found = same;
 	}
 	freeifaddrs(list);
 	return found;
@@ -209,18 +234,27 @@ static int connect_upstream(struct conn *c, const struct egress_rule *rule, char
 			                 c->req.host, c->address);
 			continue;
 		}
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		            ai->ai_protocol);
 		if (fd < 0)
 			continue;
-		alarm(CONNECT_SECONDS);
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+		int e = connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ? 0 : errno;
+		if (e == EINPROGRESS) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			socklen_t len = sizeof(e);
+			if (poll(&p, 1, CONNECT_SECONDS * 1000) != 1)
+				e = ETIMEDOUT;
+			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+				e = errno;
+		}
+		if (e) {
 			free(*why);
-			*why = xasprintf("cannot connect to %s: %s", c->address,
-			                 errno == EINTR ? "timed out" : strerror(errno));
+			*why = xasprintf("cannot connect to %s: %s", c->address, strerror(e));
 			close(fd);
 			fd = -1;
+		} else {
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 		}
-		alarm(0);
 	}
 	freeaddrinfo(res);
 	return fd;
@@ -257,21 +291,63 @@ static ssize_t receive(int conn, char *buf, size_t cap, int flags, int *handed)
 	return n;
 }
 
+/* The pid (as this process sees it) of whoever holds the box's lock: the
+ * box's init; 0 when none does. From /proc/locks, by the lock's inode. */
+static pid_t init_pid(const char *state)
+{
+	char *path = xasprintf("%s/" BOX_LOCK_FILE, state);
+	struct stat st;
+	int ok = stat(path, &st);
+	free(path);
+	FILE *f = ok == 0 ? fopen("/proc/locks", "re") : NULL;
+	if (!f)
+		return 0;
+	char *line = NULL;
+	size_t cap = 0;
+	pid_t found = 0;
+	while (!found && getline(&line, &cap, f) > 0) {
+		long pid;
+		unsigned major, minor;
+		unsigned long long ino;
+		char kind[16];
+		/* "1: FLOCK  ADVISORY  WRITE 1234 00:1b:5678 0 EOF" */
+		if (sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", kind, &pid, &major, &minor,
+		           &ino) == 5 &&
+		    strcmp(kind, "FLOCK") == 0 && ino == (unsigned long long)st.st_ino &&
+		    major == major(st.st_dev) && minor == minor(st.st_dev))
+			found = (pid_t)pid;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
 /* The box's init hands each connection over as a file descriptor, with a
  * one-byte marker: from then on the proxy moves its bytes itself, one splice
- * hop from the box's socket to the server's. A client that connects to the
- * socket itself (anything in the box may) is served as is: its bytes are
- * the start of its request. Returns the bytes of the request read so far. */
+ * hop from the box's socket to the server's. Descriptors are taken from the
+ * init alone, after a "go": the socket refuses them from anyone else
+ * (SO_PASSRIGHTS), since a descriptor an agent made could be one it shares
+ * (its options, its blocking flag) or one whose close blocks (SO_LINGER).
+ * Anything else in the box that connects to the socket itself is served as
+ * a client whose bytes are its request. Returns the bytes read so far. */
 static ssize_t take_over(struct conn *c, char *buf, size_t cap)
 {
+	struct ucred peer;
+	socklen_t len = sizeof(peer);
+	bool from_init = getsockopt(c->client, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 &&
+	                 peer.pid > 0 && peer.pid == init_pid(c->state);
+	int on = 1;
+	if (from_init && (setsockopt(c->client, SOL_SOCKET, SO_PASSRIGHTS, &on, sizeof(on)) < 0 &&
+	                  errno != ENOPROTOOPT))
+		return -1;
+	if (from_init)
+		write_all(c->client, "G", 1);
 	int handed;
-	alarm(HEAD_SECONDS);
 	ssize_t n = receive(c->client, buf, cap - 1, 0, &handed);
-	alarm(0);
 	if (handed < 0)
 		return n;
 	struct stat st;
-	if (n != 1 || fstat(handed, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+	if (!from_init || n != 1 || fstat(handed, &st) < 0 || !S_ISSOCK(st.st_mode)) {
 		close(handed);
 		return -1;
 	}
@@ -283,14 +359,12 @@ static ssize_t take_over(struct conn *c, char *buf, size_t cap)
 /* Reads the request head after the first `*len` bytes of buf. */
 static int read_head(struct conn *c, char *buf, size_t cap, size_t *len, const char **why)
 {
-	alarm(HEAD_SECONDS);
 	int rc = *len > 0 ? egress_parse_request(buf, *len, &c->req, why) : 0;
 	while (rc == 0) {
 		ssize_t n = read(c->client, buf + *len, cap - 1 - *len);
 		if (n <= 0) {
-			*why = n == 0           ? "the client closed before a whole request"
-			       : errno == EINTR ? "no whole request in time"
-			                        : "cannot read the request";
+			*why = n == 0 ? "the client closed before a whole request"
+			              : "cannot read the request";
 			rc = -1;
 			break;
 		}
@@ -298,12 +372,15 @@ static int read_head(struct conn *c, char *buf, size_t cap, size_t *len, const c
 		buf[*len] = '\0';
 		rc = egress_parse_request(buf, *len, &c->req, why);
 	}
-	alarm(0);
 	return rc;
 }
 
 static void handle(struct conn *c)
 {
+	/* Everything before the relay (the head, the decision, the reply) has
+	 * this long, whatever a box does: then the process dies. */
+	signal(SIGALRM, SIG_DFL);
+	alarm(HEAD_SECONDS);
 	static char buf[16384 + 1];
 	ssize_t first = take_over(c, buf, sizeof(buf));
 	if (first < 0)
@@ -352,13 +429,29 @@ static void handle(struct conn *c)
 		up += strlen(head);
 		free(head);
 	}
-	/* What came after the head (a TLS hello sent eagerly, a body) */
-	if (len > c->req.head_len) {
-		write_all(c->server, buf + c->req.head_len, len - c->req.head_len);
-		up += len - c->req.head_len;
-	}
+	/* What came after the head: a TLS hello sent eagerly; for plain HTTP,
+	 * the body, its Content-Length and not a byte more */
+	size_t extra = len - c->req.head_len;
+	if (!c->req.connect && (long long)extra > c->req.body)
+		extra = (size_t)c->req.body;
+	write_all(c->server, buf + c->req.head_len, extra);
+	up += extra;
+	alarm(0);
 	struct relay_counts counts = { 0, 0 };
-	relay_splice(c->client, c->server, IDLE_SECONDS, &counts);
+	if (c->req.connect) {
+		relay_splice(c->client, c->server, IDLE_SECONDS, RELAY_BOTH, 0, &counts);
+	} else {
+		/* the rest of the body, then only the answer: a second request
+		 * on the connection would go unchecked */
+		long long left = c->req.body - (long long)extra;
+		if (left > 0)
+			relay_splice(c->client, c->server, IDLE_SECONDS, RELAY_UP_BYTES, left,
+			             &counts);
+		up += counts.a_to_b;
+		if (counts.a_to_b == (unsigned long long)(left > 0 ? left : 0))
+			relay_splice(c->client, c->server, IDLE_SECONDS, RELAY_DOWN, 0, &counts);
+		counts.a_to_b = 0;
+	}
 	log_decision(c, EGRESS_ALLOW, up + counts.a_to_b, counts.b_to_a, "listed");
 }
 
@@ -376,9 +469,14 @@ static int listen_socket(const char *state)
 	strcpy(sa.sun_path, path);
 	unlink(path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* No descriptor from a box, but from its init (take_over): on kernels
+	 * before 6.16, which lack the option, the child that reads one may be
+	 * held by it (the doctor says so). */
+	int off = 0;
+	if (fd >= 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_PASSRIGHTS, &off, sizeof(off));
 	mode_t old = umask(077);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, SOMAXCONN) < 0) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, BACKLOG) < 0) {
 		if (fd >= 0)
 			close(fd);
 		fd = -1;
@@ -388,27 +486,6 @@ out:
 	free(path);
 	free(dir);
 	return fd;
-}
-
-/* One box's flood: the connection past the limit is refused at once, by
- * the proxy itself, on the box's socket when the init handed one over. */
-static void refuse_busy(int conn)
-{
-	static const char busy[] =
-	        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
-	        "Connection: close\r\n\r\n"
-	        "gemini-box egress: too many connections at once\n";
-	struct pollfd p = { .fd = conn, .events = POLLIN };
-	char marker = 0;
-	int handed = -1;
-	if (poll(&p, 1, BUSY_WAIT_MS) == 1)
-		receive(conn, &marker, 1, MSG_DONTWAIT, &handed);
-	int to = handed >= 0 ? handed : conn;
-	ssize_t ignored = send(to, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-	(void)ignored;
-	if (to != conn)
-		close(to);
-	close(conn);
 }
 
 int egress_proxy_main(const char *state)
@@ -433,8 +510,6 @@ int egress_proxy_main(const char *state)
 		return 1;
 	/* a peer gone mid-write is an error, not the proxy's death */
 	signal(SIGPIPE, SIG_IGN);
-	struct sigaction sa = { .sa_handler = on_alarm };
-	sigaction(SIGALRM, &sa, NULL);
 	struct stat mine;
 	char *sock = xasprintf("%s/" EGRESS_DIR "/" EGRESS_SOCKET, state);
 	int free_checks = 0, checks = 0, children = 0;
@@ -449,12 +524,15 @@ int egress_proxy_main(const char *state)
 	for (;;) {
 		while (children > 0 && waitpid(-1, NULL, WNOHANG) > 0)
 			children--;
-		struct pollfd p = { .fd = listener, .events = POLLIN };
-		int n = poll(&p, 1, 1000);
+		/* At its limit the proxy takes no connection: they wait in the
+		 * short backlog, and past it the init answers 503 itself. The
+		 * proxy never reads, nor closes the last copy of, what a box sent
+		 * (a descriptor whose close blocks would stop it). */
+		struct pollfd p = { .fd = children < MAX_CONNECTIONS ? listener : -1,
+			            .events = POLLIN };
+		int n = poll(&p, 1, children < MAX_CONNECTIONS ? 1000 : 100);
 		int client = n > 0 ? accept4(listener, NULL, NULL, SOCK_CLOEXEC) : -1;
-		if (client >= 0 && children >= MAX_CONNECTIONS) {
-			refuse_busy(client);
-		} else if (client >= 0) {
+		if (client >= 0) {
 			pid_t pid = fork();
 			if (pid == 0) {
 				close(listener);

@@ -225,6 +225,9 @@ static bool v4_internal(uint32_t a)
 		{ 0xa9fe0000, 16 }, /* link-local (cloud metadata services) */
 		{ 0xac100000, 12 }, /* private */
 		{ 0xc0000000, 24 }, /* IETF protocol assignments */
+		{ 0xc0000200, 24 }, /* documentation (TEST-NET-1) */
+		{ 0xc6336400, 24 }, /* documentation (TEST-NET-2) */
+		{ 0xcb007100, 24 }, /* documentation (TEST-NET-3) */
 		{ 0xc0a80000, 16 }, /* private */
 		{ 0xc6120000, 15 }, /* benchmarking */
 		{ 0xe0000000, 4 },  /* multicast */
@@ -269,6 +272,11 @@ bool egress_address_internal(const struct sockaddr *sa)
 		return true; /* 100::/64 */
 	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8)
 		return true; /* documentation */
+	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0)
+		return true; /* Teredo: an IPv4 address behind a relay, hidden */
+	static const unsigned char translated[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0 };
+	if (memcmp(b, translated, 12) == 0)
+		return true; /* IPv4-translated (::ffff:0:a.b.c.d) */
 	static const unsigned char nat64_local[6] = { 0, 0x64, 0xff, 0x9b, 0, 0x01 };
 	if (memcmp(b, nat64_local, 6) == 0)
 		return true; /* local-use NAT64 (64:ff9b:1::/48) */
@@ -297,6 +305,38 @@ static const char *find_crlf(const char *s, size_t len)
 		if (s[i] == '\r' && s[i + 1] == '\n')
 			return s + i;
 	return NULL;
+}
+
+/* A plain-HTTP request's body: as long as its one Content-Length says (the
+ * proxy forwards that much and no more); chunked bodies are refused. */
+static int body_length(const char *buf, struct egress_request *req, const char **why)
+{
+	bool seen = false;
+	const char *line = buf + req->line_end + 2, *end = buf + req->head_len - 2;
+	while (line < end) {
+		const char *eol = strstr(line, "\r\n");
+		size_t len = (size_t)(eol - line);
+		if (len > 17 && strncasecmp(line, "Transfer-Encoding:", 18) == 0) {
+			*why = "a request body needs a Content-Length (no chunked uploads)";
+			return -1;
+		}
+		if (len > 15 && strncasecmp(line, "Content-Length:", 15) == 0) {
+			const char *v = line + 15;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			size_t digits = strspn(v, "0123456789");
+			const char *rest = v + digits;
+			while (*rest == ' ' || *rest == '\t')
+				rest++;
+			*why = "bad Content-Length";
+			if (seen || digits == 0 || digits > 15 || rest != eol)
+				return -1;
+			req->body = strtoll(v, NULL, 10);
+			seen = true;
+		}
+		line = eol + 2;
+	}
+	return 1;
 }
 
 static int parse_head(const char *buf, size_t len, struct egress_request *req, const char **why)
@@ -361,7 +401,16 @@ static int parse_head(const char *buf, size_t len, struct egress_request *req, c
 	*why = "bad host";
 	if (!is_ip(req->host) && !name_valid(req->host, strlen(req->host)))
 		return -1;
-	return 1;
+	/* Every line ends in CRLF, and nothing else in the head is a CR, an LF
+	 * or a NUL: a server that splits at a bare LF would see other fields (a
+	 * Host of another site, a request after this one) than the proxy. */
+	*why = "a line of the request head does not end in CRLF";
+	for (size_t i = 0; i < req->head_len; i++) {
+		if (buf[i] == '\0' || (buf[i] == '\r' && buf[i + 1] != '\n') ||
+		    (buf[i] == '\n' && (i == 0 || buf[i - 1] != '\r')))
+			return -1;
+	}
+	return req->connect ? 1 : body_length(buf, req, why);
 }
 
 int egress_parse_request(const char *buf, size_t len, struct egress_request *req, const char **why)

@@ -11,10 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A pipe of 1 MiB lets one splice move what a fast sender has queued; the
- * kernel's default of 64 KiB costs throughput (make bench). */
-#define RELAY_PIPE_SIZE (1 << 20)
-#define RELAY_CHUNK     (1 << 20)
+/* A pipe of 256 KiB lets one splice move most of what a fast sender has
+ * queued (the kernel's default of 64 KiB costs throughput: make bench),
+ * while a box's connections at once stay within the user's pipe budget. */
+#define RELAY_PIPE_SIZE (256 << 10)
+#define RELAY_CHUNK     (256 << 10)
 /* How often a blocked direction wakes to see whether the pair went idle. */
 #define RELAY_WAKE_SECONDS 15
 
@@ -26,6 +27,7 @@ struct pair {
 struct direction {
 	int from, to;
 	struct pair *pair;
+	long long limit; /* bytes to move at most, then stop (-1: to the end) */
 	unsigned long long moved;
 	int error; /* errno of a failure, or 0 */
 };
@@ -55,8 +57,10 @@ static void *pump(void *arg)
 		return NULL;
 	}
 	(void)fcntl(p[1], F_SETPIPE_SZ, RELAY_PIPE_SIZE);
-	while (!d->error) {
-		ssize_t n = splice(d->from, NULL, p[1], NULL, RELAY_CHUNK, SPLICE_F_MOVE);
+	while (!d->error && d->limit != 0) {
+		size_t want =
+		        d->limit > 0 && d->limit < RELAY_CHUNK ? (size_t)d->limit : RELAY_CHUNK;
+		ssize_t n = splice(d->from, NULL, p[1], NULL, want, SPLICE_F_MOVE);
 		if (n < 0 &&
 		    (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) && !idle(d))))
 			continue;
@@ -67,6 +71,8 @@ static void *pump(void *arg)
 			break;
 		}
 		atomic_store(&d->pair->last, now_seconds());
+		if (d->limit > 0)
+			d->limit -= n;
 		size_t queued = (size_t)n;
 		while (queued > 0 && !d->error) {
 			ssize_t w = splice(p[0], NULL, d->to, NULL, queued, SPLICE_F_MOVE);
@@ -90,13 +96,14 @@ static void *pump(void *arg)
 		/* the other direction must not wait on a broken or idle pair */
 		shutdown(d->from, SHUT_RDWR);
 		shutdown(d->to, SHUT_RDWR);
-	} else {
+	} else if (d->limit < 0) {
 		shutdown(d->to, SHUT_WR); /* its end, passed on */
 	}
 	return NULL;
 }
 
-int relay_splice(int a, int b, long idle_seconds, struct relay_counts *counts)
+int relay_splice(int a, int b, long idle_seconds, enum relay_mode mode, long long up_bytes,
+                 struct relay_counts *counts)
 {
 	struct pair pair = { .idle_seconds = idle_seconds };
 	atomic_store(&pair.last, now_seconds());
@@ -111,15 +118,22 @@ int relay_splice(int a, int b, long idle_seconds, struct relay_counts *counts)
 			setsockopt(fds[i], SOL_SOCKET, SO_SNDTIMEO, &wake, sizeof(wake));
 		}
 	}
-	struct direction up = { .from = a, .to = b, .pair = &pair },
-	                 down = { .from = b, .to = a, .pair = &pair };
-	pthread_t thread;
-	bool threaded = pthread_create(&thread, NULL, pump, &down) == 0;
-	pump(&up);
-	if (threaded)
-		pthread_join(thread, NULL);
-	else
+	struct direction up = { .from = a, .to = b, .pair = &pair, .limit = -1 },
+	                 down = { .from = b, .to = a, .pair = &pair, .limit = -1 };
+	if (mode == RELAY_UP_BYTES) {
+		up.limit = up_bytes;
+		pump(&up);
+	} else if (mode == RELAY_DOWN) {
 		pump(&down);
+	} else {
+		pthread_t thread;
+		bool threaded = pthread_create(&thread, NULL, pump, &down) == 0;
+		pump(&up);
+		if (threaded)
+			pthread_join(thread, NULL);
+		else
+			pump(&down);
+	}
 	if (counts) {
 		counts->a_to_b = up.moved;
 		counts->b_to_a = down.moved;

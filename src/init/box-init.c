@@ -29,6 +29,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -42,6 +43,9 @@
 /* How long to wait for room in the proxy's backlog: 20 tries 5 ms apart. */
 #define CONNECT_TRIES    20
 #define CONNECT_RETRY_NS 5000000L
+/* How long the proxy may take to say "go" (a proxy at its limit of
+ * connections says nothing: the client then gets a 503). */
+#define GO_WAIT_MS 250
 /* How long to try for the lock: 200 tries 10 ms apart. */
 #define LOCK_TRIES    200
 #define LOCK_RETRY_NS 10000000L
@@ -150,7 +154,14 @@ static void hand_over(int client, const char *socket_path)
 			nanosleep(&pause, NULL);
 		}
 		busy = rc < 0 && errno == EAGAIN;
-		sent = rc == 0 && sendmsg(proxy, &msg, MSG_NOSIGNAL) == 1;
+		/* The proxy takes descriptors from this process alone, once it
+		 * has seen who connected: its "go" comes first. */
+		struct pollfd p = { .fd = proxy, .events = POLLIN };
+		char go = 0;
+		bool ready = rc == 0 && poll(&p, 1, GO_WAIT_MS) == 1 && read(proxy, &go, 1) == 1 &&
+		             go == 'G';
+		busy = busy || (rc == 0 && !ready);
+		sent = ready && sendmsg(proxy, &msg, MSG_NOSIGNAL) == 1;
 	}
 	if (!sent) {
 		static const char gone[] =
@@ -200,6 +211,10 @@ int main(int argc, char *argv[])
 			return 2;
 		}
 	}
+
+	/* Nothing in the box, though it runs as the same user, may trace this
+	 * process or take its descriptors (the connections it hands over). */
+	prctl(PR_SET_DUMPABLE, 0);
 
 	sigset_t set;
 	sigemptyset(&set);

@@ -144,7 +144,8 @@ static void test_internal_addresses(void **state)
 	(void)state;
 	const char *in4[] = { "127.0.0.1",      "127.255.255.254", "10.1.2.3",        "172.16.0.1",
 		              "172.31.255.255", "192.168.1.1",     "169.254.169.254", "0.0.0.0",
-		              "100.64.0.1",     "224.0.0.1",       "255.255.255.255", "192.0.0.8" };
+		              "100.64.0.1",     "224.0.0.1",       "255.255.255.255", "192.0.0.8",
+		              "192.0.2.1",      "198.51.100.7",    "203.0.113.9" };
 	for (size_t i = 0; i < sizeof(in4) / sizeof(*in4); i++)
 		assert_true(internal4(in4[i]));
 	const char *out4[] = { "8.8.8.8",     "142.250.1.1", "172.32.0.1", "172.15.255.255",
@@ -258,6 +259,36 @@ static void test_requests(void **state)
 	        "CONNECT [a\n2026-11-29T22:00:00Z\tallow\tCONNECT\tx:443\t]:1 HTTP/1.1\r\n\r\n";
 	assert_int_equal(parse(forge, &r, &why), -1);
 	assert_string_equal(r.host, "");
+	/* a bare LF or CR, or a NUL: the server could read other fields */
+	const char *smuggle[] = {
+		"GET http://a.example/ HTTP/1.1\r\nX: a\nHost: fronted.example\r\n\r\n",
+		"GET http://a.example/ HTTP/1.1\r\nX: a\rHost: b\r\n\r\n",
+		"CONNECT a.example:443 HTTP/1.1\nHost: b\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof(smuggle) / sizeof(*smuggle); i++)
+		assert_int_equal(parse(smuggle[i], &r, &why), -1);
+	static const char nul[] = "GET http://a/ HTTP/1.1\r\nX: \0\r\n\r\n";
+	assert_int_equal(egress_parse_request(nul, sizeof(nul) - 1, &r, &why), -1);
+	/* a body: its one Content-Length, or none at all */
+	assert_int_equal(
+	        parse("POST http://a.example/ HTTP/1.1\r\nContent-Length: 12\r\n\r\n", &r, &why),
+	        1);
+	assert_int_equal(r.body, 12);
+	assert_int_equal(parse("GET http://a.example/ HTTP/1.1\r\n\r\n", &r, &why), 1);
+	assert_int_equal(r.body, 0);
+	const char *bodies[] = {
+		"POST http://a/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"POST http://a/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+		"POST http://a/ HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+		"POST http://a/ HTTP/1.1\r\nContent-Length: 1x\r\n\r\n",
+		"POST http://a/ HTTP/1.1\r\nContent-Length: 9999999999999999\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(*bodies); i++)
+		assert_int_equal(parse(bodies[i], &r, &why), -1);
+	/* a tunnel's headers are the client's business */
+	assert_int_equal(
+	        parse("CONNECT a.example:443 HTTP/1.1\r\nTransfer-Encoding: x\r\n\r\n", &r, &why),
+	        1);
 	/* a head that never ends is refused once it is too long */
 	size_t big = 20000;
 	char *flood = malloc(big + 1);

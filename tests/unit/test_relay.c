@@ -19,6 +19,8 @@
 struct relay_run {
 	int a, b;
 	long idle;
+	enum relay_mode mode;
+	long long up_bytes;
 	int rc, err;
 	struct relay_counts counts;
 };
@@ -26,7 +28,7 @@ struct relay_run {
 static void *run(void *arg)
 {
 	struct relay_run *r = arg;
-	r->rc = relay_splice(r->a, r->b, r->idle, &r->counts);
+	r->rc = relay_splice(r->a, r->b, r->idle, r->mode, r->up_bytes, &r->counts);
 	r->err = errno;
 	return NULL;
 }
@@ -160,12 +162,47 @@ static void test_one_busy_direction_keeps_it(void **state)
 	}
 }
 
+/* Plain HTTP: exactly the body goes up, nothing after it; then only the
+ * answer comes down, whatever else the client sends. */
+static void test_one_way_modes(void **state)
+{
+	(void)state;
+	int c[2], s[2];
+	pairs(c, s);
+	assert_int_equal(write(c[0], "BODY+NEXT REQUEST", 17), 17);
+	struct relay_run r = { .a = c[1], .b = s[0], .mode = RELAY_UP_BYTES, .up_bytes = 4 };
+	run(&r);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.counts.a_to_b, 4);
+	char buf[32];
+	read_exactly(s[1], buf, 4);
+	assert_memory_equal(buf, "BODY", 4);
+	/* the answer, while the client's next request stays where it is */
+	assert_int_equal(write(s[1], "ANSWER", 6), 6);
+	shutdown(s[1], SHUT_WR);
+	r = (struct relay_run){ .a = c[1], .b = s[0], .mode = RELAY_DOWN };
+	run(&r);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.counts.a_to_b, 0);
+	assert_int_equal(r.counts.b_to_a, 6);
+	read_exactly(c[0], buf, 6);
+	assert_memory_equal(buf, "ANSWER", 6);
+	assert_int_equal(read(c[0], buf, sizeof(buf)), 0); /* its end, passed on */
+	/* nothing more reached the server */
+	assert_int_equal(recv(s[1], buf, sizeof(buf), MSG_DONTWAIT), -1);
+	for (int i = 0; i < 2; i++) {
+		close(c[i]);
+		close(s[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_both_ways_and_the_ends),
 		cmocka_unit_test(test_idle_pair_is_closed),
 		cmocka_unit_test(test_one_busy_direction_keeps_it),
+		cmocka_unit_test(test_one_way_modes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
