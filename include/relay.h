@@ -21,7 +21,8 @@ struct relay_counts {
  * on), one fails, or, when idle_seconds > 0, nothing moved either way for
  * that long (ETIMEDOUT): a connection no one uses does not hold a process
  * for ever. Returns 0 when both ended cleanly, -1 with errno otherwise; the
- * counts hold what moved either way. */
+ * counts hold what moved either way. The caller ignores SIGPIPE (a peer
+ * gone mid-write is an error, not a death). */
 int relay_splice(int a, int b, long idle_seconds, enum relay_mode mode, long long up_bytes,
                  struct relay_counts *counts);
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -198,6 +199,7 @@ static void test_one_way_modes(void **state)
 
 int main(void)
 {
+	signal(SIGPIPE, SIG_IGN); /* as the proxy does (relay.h) */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_both_ways_and_the_ends),
 		cmocka_unit_test(test_idle_pair_is_closed),
