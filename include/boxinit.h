@@ -67,6 +67,12 @@ enum state_answer {
 	STATE_STOPPED, /* made with record, and nothing holds the lock */
 };
 
+/* Whether a process holds an exclusive lock on the state file name (the
+ * box's lock: its init runs; the egress lock: its proxy runs). Probed with a
+ * shared lock taken for an instant; the init retries while it cannot take
+ * its own. */
+bool state_lock_held(const char *state, const char *name);
+
 /* Removes a removed box's state directory (its record and lock only). */
 void state_forget(const char *state);
 

@@ -303,14 +303,19 @@ enum state_answer state_lookup(const char *state, const char *record, char **id)
 	*id = state && private_dir(state) ? recorded_id(state, record) : NULL;
 	if (!*id)
 		return STATE_UNKNOWN;
-	char *lock = xasprintf("%s/" BOX_LOCK_FILE, state);
-	int fd = open_state_file(lock, O_RDONLY);
-	free(lock);
-	/* Taking the lock means nobody holds it: the box's init is not running. */
+	return state_lock_held(state, BOX_LOCK_FILE) ? STATE_RUNNING : STATE_STOPPED;
+}
+
+bool state_lock_held(const char *state, const char *name)
+{
+	char *path = xasprintf("%s/%s", state, name);
+	int fd = open_state_file(path, O_RDONLY);
+	free(path);
+	/* Taking a shared lock for an instant means nobody holds it exclusively. */
 	bool held = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 	if (fd >= 0)
 		close(fd);
-	return held ? STATE_RUNNING : STATE_STOPPED;
+	return held;
 }
 
 void state_forget(const char *state)

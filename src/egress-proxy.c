@@ -61,22 +61,9 @@ static int open_private(const char *state, const char *name, int flags)
 	return fd;
 }
 
-/* Whether someone holds an exclusive lock on the state file: a shared one
- * taken for an instant, as gemini-box's own probe does (the box's init
- * retries while it cannot take its own). */
-static bool lock_held(const char *state, const char *name)
-{
-	int fd = open_private(state, name, O_RDONLY | O_NONBLOCK);
-	if (fd < 0)
-		return false;
-	bool held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-	close(fd);
-	return held;
-}
-
 bool egress_proxy_running(const char *state)
 {
-	return lock_held(state, EGRESS_LOCK_FILE);
+	return state_lock_held(state, EGRESS_LOCK_FILE);
 }
 
 bool egress_rights_refusable(void)
@@ -91,7 +78,7 @@ bool egress_rights_refusable(void)
 /* Whether the box's init holds its lock: the box runs. */
 static bool box_running(const char *state)
 {
-	return lock_held(state, BOX_LOCK_FILE);
+	return state_lock_held(state, BOX_LOCK_FILE);
 }
 
 static void write_all(int fd, const char *s, size_t n)
