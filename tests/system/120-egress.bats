@@ -230,6 +230,41 @@ EOC
 	return 0
 }
 
+# The egress state gemini-box relies on, spoiled: each failure is one line
+# saying what to do, never a box without its way out that says nothing.
+@test "egress_state_refusals_say_what_to_do" {
+	own_config '{"network": "allowlist"}'
+	run_gb 0 -p hi
+	box_of .
+	local state pid
+	state=$(state_of)
+	pid=$(proxy_pid "$state")
+	[ -n "$pid" ] || fail "no egress proxy"
+	# the proxy's directory made readable by others: no proxy starts there
+	kill "$pid"
+	sleep 0.2
+	chmod 0750 "$state/egress"
+	run_gb 70 -p hi
+	expect_error_line
+	grep -q "the box's egress proxy .* did not start; see gemini-box --box-doctor" "$T/err" ||
+		fail "a proxy that cannot start was not reported"
+	# and the long way (a stopped box) names the directory and the fix
+	run_gb 0 --box-stop
+	run_gb 70 -p hi
+	expect_error_line
+	grep -q "the box's proxy directory .*egress: is not a private directory of yours; remove it" "$T/err" ||
+		fail "a non-private proxy directory was not refused"
+	chmod 0700 "$state/egress"
+	run_gb 0 -p connect:127.0.0.1:1
+	grep -q '^connect.reply=HTTP/1.1 403 ' "$T/out" || fail "no way out once the directory is private again"
+	# a log that is a link is not read
+	mv "$state/egress.log" "$T/log"
+	ln -s "$T/log" "$state/egress.log"
+	run_gb 70 --box-egress
+	expect_error_line
+	grep -q "cannot read .*egress.log" "$T/err" || fail "a linked log was read"
+}
+
 # The repository: a project file may narrow the network (to the allowlist),
 # never widen it nor the list without approval.
 @test "project_cannot_widen_egress" {
