@@ -1,13 +1,12 @@
 /* egress: the "allowlist" network mode's policy, pure.
  *
  * A box in that mode has no network but its own loopback. Its init listens
- * on 127.0.0.1:EGRESS_BOX_PORT and relays each connection to a Unix socket
- * of the host's egress proxy (egress-proxy.c), which the box sees in a
- * read-only directory; each run points HTTPS_PROXY and HTTP_PROXY there. The
- * proxy lets through CONNECT (TLS untouched) and plain-HTTP requests to the
- * hosts of the allow file, resolves names itself, refuses the host's own and
- * private addresses unless listed as addresses, and logs every decision in
- * the box's state directory, which the box cannot see. */
+ * on 127.0.0.1:EGRESS_BOX_PORT and hands each connection over, as a
+ * descriptor, to a Unix socket of the host's egress proxy (egress-proxy.c),
+ * which the box sees in a read-only directory; each run points HTTPS_PROXY and HTTP_PROXY there.
+ * The proxy lets through CONNECT (TLS untouched) and plain-HTTP requests to the hosts of the allow
+ * file, resolves names itself, refuses the host's own and private addresses unless listed as
+ * addresses, and logs every decision in the box's state directory, which the box cannot see. */
 #ifndef GEMINI_BOX_EGRESS_H
 #define GEMINI_BOX_EGRESS_H
 
